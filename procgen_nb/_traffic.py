@@ -1,0 +1,82 @@
+"""Traffic counters: launches, copies, fills, uploads, readbacks, waits, deferred reads, builds.
+
+``traffic()`` returns the counters since the process started; ``collect()`` opens a
+collector that counts what happens inside it (a cook uses one per node).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import threading
+from collections.abc import Iterator
+
+_FIELDS = (
+    "launches",
+    "copies",
+    "fills",
+    "uploads",
+    "readbacks",
+    "waits",
+    "deferred_reads",
+    "builds",
+    "replays",
+)
+
+
+@dataclasses.dataclass
+class Traffic:
+    """Counts of device traffic. Subtract two snapshots for what happened between them."""
+
+    launches: int = 0
+    copies: int = 0
+    fills: int = 0
+    uploads: int = 0
+    readbacks: int = 0
+    waits: int = 0
+    deferred_reads: int = 0
+    builds: int = 0
+    replays: int = 0
+
+    def __sub__(self, other: Traffic) -> Traffic:
+        return Traffic(**{f: getattr(self, f) - getattr(other, f) for f in _FIELDS})
+
+    def __add__(self, other: Traffic) -> Traffic:
+        return Traffic(**{f: getattr(self, f) + getattr(other, f) for f in _FIELDS})
+
+    def as_dict(self) -> dict[str, int]:
+        """Returns the counters as a plain dict."""
+        return dataclasses.asdict(self)
+
+
+_lock = threading.Lock()
+_total = Traffic()
+_active: contextvars.ContextVar[tuple[Traffic, ...]] = contextvars.ContextVar(
+    "procgen_nb_traffic_collectors", default=()
+)
+
+
+def _count(kind: str, n: int = 1) -> None:
+    """Adds ``n`` to counter ``kind`` globally and in every open collector."""
+    with _lock:
+        setattr(_total, kind, getattr(_total, kind) + n)
+        for c in _active.get():
+            setattr(c, kind, getattr(c, kind) + n)
+
+
+def traffic() -> Traffic:
+    """Returns a snapshot of the process-wide counters since the process started."""
+    with _lock:
+        return dataclasses.replace(_total)
+
+
+@contextlib.contextmanager
+def collect() -> Iterator[Traffic]:
+    """Counts the traffic of the ``with`` body (nested collectors all count it)."""
+    c = Traffic()
+    token = _active.set(_active.get() + (c,))
+    try:
+        yield c
+    finally:
+        _active.reset(token)

@@ -1,0 +1,263 @@
+"""Columns, live counts, Records, Geometries and Textures: the values ops pass around.
+
+A ``Column`` is a device array of 32-bit words with an element type. An Int column holds
+i32, a UInt column u32, every other type f32 (``column.element()``). A column may carry a
+capacity and a live count held in a one-word device buffer (``_capacity``/``_liveCount``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from .errors import BindingError, UploadError
+
+#: element type name -> (warp dtype, lanes, word kind)
+ELEMENT_TYPES: dict[str, tuple[Any, int, str]] = {
+    "Float": (wp.float32, 1, "f32"),
+    "Int": (wp.int32, 1, "i32"),
+    "UInt": (wp.uint32, 1, "u32"),
+    "Vec2": (wp.vec2f, 2, "f32"),
+    "Vec3": (wp.vec3f, 3, "f32"),
+    "Vec4": (wp.vec4f, 4, "f32"),
+    "Color": (wp.vec4f, 4, "f32"),
+    "String": (wp.int32, 1, "i32"),
+}
+#: bindings.yaml element name -> column type
+BINDING_ELEMENTS: dict[str, str] = {
+    "f32": "Float",
+    "i32": "Int",
+    "u32": "UInt",
+    "vec2": "Vec2",
+    "vec3": "Vec3",
+    "vec4": "Vec4",
+}
+_NP = {"f32": np.float32, "i32": np.int32, "u32": np.uint32}
+
+
+def _type_of_dtype(dtype: Any) -> str:
+    for name, (dt, _, _) in ELEMENT_TYPES.items():
+        if dt == dtype and name not in ("Color", "String"):
+            return name
+    raise BindingError(
+        f"column dtype: expected one of float32, int32, uint32, vec2f, vec3f, vec4f, got {dtype}"
+    )
+
+
+class LiveCount:
+    """A count held in a one-word device buffer (u32), with the capacity it is bounded by.
+
+    Attributes:
+        words: the ``[1]`` uint32 device array holding the count.
+        capacity: the most the count can reach (what a dispatch over it covers).
+        guard: an optional ``[1]`` int32 device word set to 1 when the count outgrew capacity.
+    """
+
+    def __init__(self, words: wp.array, capacity: int, guard: wp.array | None = None):
+        if not isinstance(words, wp.array) or words.size != 1:
+            raise BindingError(
+                f"count: expected a one-word device column, got {_describe_value(words)}"
+            )
+        if int(capacity) < 0:
+            raise BindingError(f"capacity: expected a number >= 0, got {capacity!r}")
+        self.words = words
+        self.capacity = int(capacity)
+        self.guard = guard
+
+    @property
+    def device(self) -> str:
+        """The device the count lives on."""
+        return str(self.words.device)
+
+    def __repr__(self) -> str:
+        return f"LiveCount(capacity={self.capacity}, device={self.device!r})"
+
+
+class Column:
+    """A device array of 32-bit words with an element type and an optional live count.
+
+    Args:
+        data: a ``wp.array`` of float32, int32, uint32, vec2f, vec3f or vec4f.
+        type: the element type name (Float, Int, UInt, Vec2, Vec3, Vec4, Color, String);
+            taken from the dtype when omitted.
+        live: a ``LiveCount`` when the column holds a live count (its data then has the
+            capacity's slots and only the first ``count`` are live).
+        table: for a String column, the list of distinct values the words index.
+    """
+
+    def __init__(
+        self,
+        data: wp.array,
+        type: str | None = None,
+        live: LiveCount | None = None,
+        table: list[str] | None = None,
+    ):
+        if not isinstance(data, wp.array):
+            raise BindingError(f"column data: expected a wp.array, got {_describe_value(data)}")
+        if type is None:
+            type = _type_of_dtype(data.dtype)
+        if type not in ELEMENT_TYPES:
+            raise BindingError(f"column type: expected one of {list(ELEMENT_TYPES)}, got {type!r}")
+        if ELEMENT_TYPES[type][0] != data.dtype:
+            raise BindingError(
+                f"column of type {type}: expected dtype {ELEMENT_TYPES[type][0].__name__}, "
+                f"got {getattr(data.dtype, '__name__', data.dtype)}"
+            )
+        self.data = data
+        self.type = type
+        self.live = live
+        self.table = table
+
+    # -- seed names ---------------------------------------------------------------------
+    def element(self) -> str:
+        """Returns the word kind of the elements: "i32", "u32" or "f32"."""
+        return ELEMENT_TYPES[self.type][2]
+
+    @property
+    def lanes(self) -> int:
+        """Words per element (1 for scalars, 2-4 for vectors)."""
+        return ELEMENT_TYPES[self.type][1]
+
+    @property
+    def _capacity(self) -> int | None:
+        return self.live.capacity if self.live is not None else None
+
+    @property
+    def _liveCount(self) -> wp.array | None:  # noqa: N802 - the seed's name
+        return self.live.words if self.live is not None else None
+
+    @property
+    def capacity(self) -> int:
+        """Slots allocated (the live count's capacity for a live column)."""
+        return self.data.shape[0]
+
+    @property
+    def count(self) -> int | LiveCount:
+        """The element count: a number for a plain column, a LiveCount for a live one."""
+        return self.live if self.live is not None else self.data.shape[0]
+
+    @property
+    def device(self) -> str:
+        """The device the column lives on."""
+        return str(self.data.device)
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __repr__(self) -> str:
+        live = f", live capacity={self.live.capacity}" if self.live else ""
+        return f"Column({self.type}, {self.data.shape[0]} slots{live}, device={self.device!r})"
+
+    def with_live(self, live: LiveCount | None) -> Column:
+        """Returns the same data carrying ``live`` as its live count."""
+        return Column(self.data, self.type, live, self.table)
+
+
+class Record(dict):
+    """A table of named values; items are reachable as keys or attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"Record has no entry {name!r}; it has {sorted(self)}") from None
+
+    def __repr__(self) -> str:
+        return f"Record({dict.__repr__(self)})"
+
+
+class Domain(Record):
+    """A class of a Geometry: columns over a shared count."""
+
+    def __init__(self, columns: Mapping[str, Column] | None = None, count: Any = None):
+        super().__init__(columns or {})
+        cols = list(self.values())
+        if count is None:
+            count = cols[0].count if cols else 0
+        object.__setattr__(self, "_count", count)
+
+    @property
+    def count(self) -> int | LiveCount:
+        """The class's element count (a number or a LiveCount)."""
+        return self._count
+
+    @property
+    def columns(self) -> dict[str, Column]:
+        """The class's columns by name."""
+        return dict(self)
+
+
+class Geometry:
+    """Classes (``point`` at least), each a Domain of columns with a count."""
+
+    def __init__(self, **classes: Domain | Mapping[str, Column]):
+        self.classes: dict[str, Domain] = {}
+        for name, dom in classes.items():
+            self.classes[name] = dom if isinstance(dom, Domain) else Domain(dom)
+        self.classes.setdefault("point", Domain())
+
+    def __getattr__(self, name: str) -> Domain:
+        classes = self.__dict__.get("classes", {})
+        if name in classes:
+            return classes[name]
+        raise AttributeError(f"Geometry has no class {name!r}; it has {sorted(classes)}")
+
+    def __repr__(self) -> str:
+        return "Geometry(" + ", ".join(f"{k}={sorted(v)}" for k, v in self.classes.items()) + ")"
+
+
+class Texture:
+    """A texture: a texels column laid out row by row, with its width and height."""
+
+    def __init__(self, texels: Column, width: int, height: int):
+        if int(width) * int(height) != len(texels):
+            raise BindingError(
+                f"texture: expected width*height == texels ({len(texels)}), got {width}x{height}"
+            )
+        self.texels = texels
+        self.width = int(width)
+        self.height = int(height)
+
+
+def _describe_value(v: Any) -> str:
+    if isinstance(v, wp.array):
+        return f"wp.array(dtype={getattr(v.dtype, '__name__', v.dtype)}, shape={v.shape})"
+    if isinstance(v, Column):
+        return repr(v)
+    text = repr(v)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:
+    """Uploads host values as a Column of ``type`` (counts one upload)."""
+    from .launch import default_context
+
+    ctx = ctx or default_context(device)
+    dtype, lanes, word = ELEMENT_TYPES[type]
+    arr = np.asarray(values, dtype=_NP[word])
+    if lanes > 1:
+        arr = arr.reshape(-1, lanes) if arr.size else np.zeros((0, lanes), _NP[word])
+    else:
+        arr = arr.reshape(-1)
+    return Column(ctx.upload(arr, dtype), type)
+
+
+def iter_columns(obj: Any) -> Iterable[tuple[str, Column]]:
+    """Yields (name, Column) of a Record/Domain/mapping of columns."""
+    for k, v in dict(obj).items():
+        if isinstance(v, Column):
+            yield k, v
+
+
+def _np_word(word: str) -> Any:
+    return _NP[word]
+
+
+def _uploaded(values: Any, type: str, device: str) -> Column:
+    try:
+        return column_from_numpy(values, type, device)
+    except (TypeError, ValueError) as e:  # numpy refusing the values
+        raise UploadError(f"values: expected numbers for a {type} column, got {values!r}") from e

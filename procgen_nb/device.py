@@ -1,0 +1,74 @@
+"""Device choice: the CPU by default, CUDA when present, ``PROCGEN_DEVICE`` to override."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import warp as wp
+
+from .errors import DeviceError
+
+_init_lock = threading.Lock()
+_initialized = False
+_override: str | None = None
+
+
+def _init_warp() -> None:
+    """Initialises Warp once, quietly (the CPU-only driver warning is not an error here)."""
+    global _initialized
+    if _initialized:
+        return
+    with _init_lock:
+        if _initialized:
+            return
+        wp.config.log_level = logging.WARNING
+        wp.config.quiet = True
+        fd = os.dup(2)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 2)
+                wp.init()
+        finally:
+            os.dup2(fd, 2)
+            os.close(fd)
+        _initialized = True
+
+
+def available_devices() -> list[str]:
+    """Returns the names of the Warp devices of this machine ("cpu", "cuda:0", ...)."""
+    _init_warp()
+    return [str(d) for d in wp.get_devices()]
+
+
+def _check(name: str, source: str) -> str:
+    avail = available_devices()
+    if name == "cuda" and any(d.startswith("cuda") for d in avail):
+        return "cuda:0"
+    if name not in avail:
+        raise DeviceError(f"{source}: expected one of {avail}, got {name!r}")
+    return name
+
+
+def set_device(name: str | None) -> None:
+    """Sets the device procgen_nb uses (``None`` returns to the default); refuses unknown names."""
+    global _override
+    _override = None if name is None else _check(str(name), "set_device(name)")
+
+
+def get_device() -> str:
+    """Returns the device name in use: set_device(), else ``PROCGEN_DEVICE``, else CUDA or the CPU."""
+    if _override is not None:
+        return _override
+    env = os.environ.get("PROCGEN_DEVICE")
+    if env:
+        return _check(env, "PROCGEN_DEVICE")
+    avail = available_devices()
+    cuda = [d for d in avail if d.startswith("cuda")]
+    return cuda[0] if cuda else "cpu"
+
+
+def resolve_device(device: str | None) -> str:
+    """Returns ``device`` checked against the machine's devices, or ``get_device()`` for None."""
+    return get_device() if device is None else _check(str(device), "device")
