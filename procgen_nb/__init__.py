@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import abi, asset, ops  # noqa: E402  (after the runtime they build on)
 from ._traffic import Traffic, collect, traffic
 from .columns import Column, Domain, Geometry, LiveCount, Record, Texture
 from .device import available_devices, get_device, set_device
@@ -27,8 +28,10 @@ from .errors import (
     ProcgenError,
     UploadError,
 )
+from .graph import Const, CookResult, Graph, Node, node
 from .launch import LaunchContext, Recording, default_context
 from .params import Field, Params
+from .report import CookReport, NodeReport
 
 __version__ = "0.1.0"
 
@@ -38,7 +41,10 @@ __all__ = [
     "BindingsFileError",
     "CapacityError",
     "Column",
+    "Const",
     "CookError",
+    "CookReport",
+    "CookResult",
     "DeviceError",
     "DirectLimitError",
     "Domain",
@@ -46,6 +52,7 @@ __all__ = [
     "Field",
     "GeneratorError",
     "Geometry",
+    "Graph",
     "GraphError",
     "GuardError",
     "LaunchContext",
@@ -55,6 +62,8 @@ __all__ = [
     "LuaError",
     "LuaReturnError",
     "LuaSandboxError",
+    "Node",
+    "NodeReport",
     "NotCapturableError",
     "Params",
     "ParamsError",
@@ -64,10 +73,14 @@ __all__ = [
     "Texture",
     "Traffic",
     "UploadError",
+    "abi",
+    "asset",
     "available_devices",
     "collect",
     "default_context",
     "get_device",
+    "node",
+    "ops",
     "set_device",
     "traffic",
 ]

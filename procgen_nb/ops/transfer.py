@@ -1,0 +1,252 @@
+"""transfer.upload and transfer.readback: CPU values to device columns, and back."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..columns import ELEMENT_TYPES, Column, Geometry, LiveCount, Record, column_from_numpy
+from ..counts import as_live_count
+from ..device import get_device
+from ..errors import UploadError
+from ..launch import default_context
+from ._op import current_cook, op
+
+_TYPED = tuple(ELEMENT_TYPES)
+_LANES = {"Vec2": "xy", "Vec3": "xyz", "Vec4": "xyzw", "Color": "xyzw"}
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _vec_type(items: Sequence[Mapping[str, Any]], key: str) -> str:
+    keys = set(items[0])
+    for it in items:
+        if not isinstance(it, Mapping) or set(it) != keys:
+            raise UploadError(
+                f"values[{key!r}]: expected a list of {{x,y[,z[,w]]}} tables with the same keys, got {_short(it)}"
+            )
+    for n, t in ((2, "Vec2"), (3, "Vec3"), (4, "Vec4")):
+        if keys == set("xyzw"[:n]):
+            return t
+    raise UploadError(f"values[{key!r}]: expected keys x,y[,z[,w]], got {sorted(keys)}")
+
+
+def _string_column(values: Sequence[Any], key: str, device: str) -> Column:
+    if not all(isinstance(v, str) for v in values):
+        raise UploadError(f"values[{key!r}]: expected a list of text, got {_short(values)}")
+    table: list[str] = []
+    index: dict[str, int] = {}
+    words = []
+    for v in values:
+        if v not in index:
+            index[v] = len(table)
+            table.append(v)
+        words.append(index[v])
+    col = column_from_numpy(np.asarray(words, np.int32), "String", device)
+    col.table = table
+    return col
+
+
+def _typed(value: Mapping[str, Any], key: str, device: str) -> Column:
+    t = value.get("type")
+    if t not in _TYPED:
+        raise UploadError(f"values[{key!r}].type: expected one of {list(_TYPED)}, got {t!r}")
+    if set(value) - {"type", "values"}:
+        raise UploadError(f"values[{key!r}]: expected only type and values, got {sorted(value)}")
+    vals = value.get("values")
+    if not isinstance(vals, Sequence | np.ndarray) or isinstance(vals, str):
+        raise UploadError(f"values[{key!r}].values: expected a list, got {_short(vals)}")
+    if t == "String":
+        return _string_column(list(vals), key, device)
+    lanes = ELEMENT_TYPES[t][1]
+    if lanes > 1 and len(vals) and isinstance(vals[0], Mapping):
+        vals = [[v.get(c, 0.0) for c in _LANES[t]] for v in vals]
+    try:
+        arr = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UploadError(
+            f"values[{key!r}].values: expected numbers for {t}, got {_short(vals)}"
+        ) from None
+    if lanes > 1 and arr.size and (arr.ndim != 2 or arr.shape[1] != lanes):
+        raise UploadError(
+            f"values[{key!r}].values: expected {lanes} numbers per element for {t}, got shape {arr.shape}"
+        )
+    if t in ("Int", "UInt"):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise UploadError(
+                f"values[{key!r}].values: expected whole numbers for {t}, got {_short(vals)}"
+            )
+        lo, hi = (-(2**31), 2**31 - 1) if t == "Int" else (0, 2**32 - 1)
+        if arr.size and (arr.min() < lo or arr.max() > hi):
+            raise UploadError(
+                f"values[{key!r}].values: expected {t} numbers in [{lo}, {hi}], got {_short(vals)}"
+            )
+    return column_from_numpy(arr, t, device)
+
+
+def _upload_one(value: Any, key: str, device: str) -> Any:
+    if isinstance(value, Column):
+        return value
+    if isinstance(value, bool):
+        return column_from_numpy([1.0 if value else 0.0], "Float", device)
+    if _is_num(value):
+        return column_from_numpy([float(value)], "Float", device)
+    if isinstance(value, str):
+        return _string_column([value], key, device)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f" and value.ndim == 1:
+            return column_from_numpy(value, "Float", device)
+        if value.dtype.kind == "i" and value.ndim == 1:
+            return column_from_numpy(value, "Int", device)
+        if value.dtype.kind == "u" and value.ndim == 1:
+            return column_from_numpy(value, "UInt", device)
+        if value.ndim == 2 and value.shape[1] in (2, 3, 4) and value.dtype.kind in "fiu":
+            return column_from_numpy(value, f"Vec{value.shape[1]}", device)
+        raise UploadError(
+            f"values[{key!r}]: expected a 1-D array or an [N, 2..4] array, got shape {value.shape} {value.dtype}"
+        )
+    if isinstance(value, Mapping):
+        if "type" in value:
+            return _typed(value, key, device)
+        return Record({k: _upload_one(v, f"{key}.{k}", device) for k, v in value.items()})
+    if isinstance(value, Sequence):
+        items = list(value)
+        if not items:
+            return column_from_numpy([], "Float", device)
+        if all(_is_num(v) for v in items):
+            return column_from_numpy(np.asarray(items, np.float64), "Float", device)
+        if all(isinstance(v, str) for v in items):
+            return _string_column(items, key, device)
+        if all(isinstance(v, Mapping) for v in items):
+            t = _vec_type(items, key)
+            rows = [[it[c] for c in _LANES[t]] for it in items]
+            if not all(_is_num(x) for r in rows for x in r):
+                raise UploadError(
+                    f"values[{key!r}]: expected numbers in every {{x,y,...}}, got {_short(items)}"
+                )
+            return column_from_numpy(np.asarray(rows, np.float64), t, device)
+        raise UploadError(
+            f"values[{key!r}]: expected a list of numbers, of text or of {{x,y,z}} tables, got {_short(items)}"
+        )
+    raise UploadError(
+        f"values[{key!r}]: expected a Number, a list, text, {{type=, values=}}, a table or a Column, "
+        f"got {type(value).__name__}"
+    )
+
+
+@op(
+    "transfer.upload",
+    runs="cpu_to_gpu",
+    inputs=("values",),
+    params=("device",),
+    outputs=("columns",),
+)
+def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -> Record:
+    """Turns CPU numbers, lists and tables into device columns.
+
+    Args:
+        values: a Record: a Number becomes a one-element Float column, a list of numbers a
+            Float column, a list of {x,y[,z[,w]]} a Vec column, text or a list of text a
+            String column, ``{type=, values=}`` a typed column, a table a table of columns,
+            a Column stays as it is. NumPy arrays are taken by dtype and shape.
+        device: the device (default: procgen_nb's).
+
+    Returns:
+        Record with ``columns`` holding the columns under the keys ``values`` gave them.
+
+    Raises:
+        UploadError: naming the key and the value refused.
+    """
+    if not isinstance(values, Mapping):
+        raise UploadError(
+            f"transfer.upload values: expected a Record of named values, got {_short(values)}"
+        )
+    device = device or get_device()
+    return Record(columns=Record({k: _upload_one(v, k, device) for k, v in values.items()}))
+
+
+def _read_column(col: Column, key: str) -> list[Any]:
+    ctx = default_context(col.device)
+    n = len(col)
+    if col.live is not None:
+        n = min(int(ctx.readback(col.live.words)[0]), len(col))
+    data = (
+        ctx.readback(col.data[:n])
+        if n
+        else np.zeros((0,) + (() if col.lanes == 1 else (col.lanes,)))
+    )
+    if col.type == "String":
+        table = col.table or []
+        return [table[i] if 0 <= i < len(table) else None for i in data.tolist()]
+    if col.lanes == 1:
+        return data.tolist()
+    lanes = _LANES[col.type]
+    return [{c: float(x) for c, x in zip(lanes, row)} for row in data.tolist()]
+
+
+def _read_one(value: Any, key: str) -> Any:
+    if value is None or isinstance(value, bool | str) or _is_num(value):
+        return value
+    if hasattr(value, "_procgen_field_"):
+        from .. import fieldc
+
+        return _read_one(fieldc.evaluate_for_readback(value, key), key)
+    if isinstance(value, LiveCount):
+        return int(default_context(value.device).readback(value.words)[0])
+    if isinstance(value, Column):
+        return _read_column(value, key)
+    if isinstance(value, Geometry):
+        return {
+            cls: {
+                "count": _read_one(dom.count, f"{key}.{cls}.count"),
+                **{n: _read_column(c, f"{key}.{cls}.{n}") for n, c in dom.items()},
+            }
+            for cls, dom in value.classes.items()
+        }
+    if isinstance(value, Mapping):
+        live = as_live_count(value, key) if set(value) == {"count", "capacity"} else None
+        if live is not None:
+            return _read_one(live, key)
+        return {k: _read_one(v, f"{key}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_read_one(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    raise UploadError(
+        f"transfer.readback columns[{key!r}]: expected a Column, a live count, a plain value, a Field, "
+        f"a Geometry or a table of them, got {type(value).__name__}"
+    )
+
+
+@op("transfer.readback", runs="gpu_to_cpu", inputs=("columns",), outputs=("values",))
+def readback(columns: Mapping[str, Any] | None = None) -> Record:
+    """Turns device columns and live counts into CPU values; a wait point of the cook.
+
+    Args:
+        columns: a Record of Columns (a list of numbers; a vector column a list of
+            {x,y[,z,w]}; a live column its live elements), live counts (a Number), plain
+            values (themselves), Fields (evaluated over the column they read), Geometries
+            (a table per class with its count) or tables of them.
+
+    Returns:
+        Record with ``values`` under the keys ``columns`` gave them.
+
+    Raises:
+        UploadError: a value of another kind; a Field that reads no column.
+    """
+    if not isinstance(columns, Mapping):
+        raise UploadError(
+            f"transfer.readback columns: expected a Record of columns, got {_short(columns)}"
+        )
+    scope = current_cook()
+    if scope is not None:
+        scope.note("wait", f"transfer.readback of {sorted(columns)}")
+    return Record(values=Record({k: _read_one(v, k) for k, v in columns.items()}))

@@ -1,0 +1,356 @@
+"""Plot helpers: tracks, gates and counts drawn onto a matplotlib Axes.
+
+Each function draws onto the Axes it is given, or onto a new one (``plt.subplots()``)
+when ``ax`` is None, and returns what it drew on, so the helpers serve scripts, notebooks
+and the ``explore`` view alike::
+
+    import procgen_nb.plot as pplot
+
+    layout = pplot.plot_tracks(result.xy, result.valid, ax=ax)
+    pplot.plot_gates(gates.positions, gates.count, ax=ax, layout=layout)
+    pplot.plot_counts({"valid envs": 14, "envs": 16}, ax=ax2)
+
+Tracks are drawn as a grid of envs on one Axes: each env is centred in its own cell,
+every env at the same scale, its centerline green when valid and red when not.
+``figure_png`` renders a figure to PNG bytes with the Agg canvas (no pyplot state).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import ParamsError
+
+__all__ = [
+    "EnvGrid",
+    "as_points",
+    "figure_png",
+    "new_figure",
+    "plot_counts",
+    "plot_gates",
+    "plot_tracks",
+]
+
+#: colours of a valid and an invalid env's centerline.
+VALID_COLOR = "#2a9d4b"
+INVALID_COLOR = "#d1495b"
+GATE_COLOR = "#1d5fa8"
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvGrid:
+    """Where each env sits on a grid Axes: its cell, centre and the shared scale.
+
+    Attributes:
+        columns: cells per row.
+        rows: number of rows.
+        centers: ``[E, 2]`` the point of each env that lands on its cell's centre.
+        scale: the factor every env's coordinates are multiplied by (one for all envs).
+        envs: the indices of the envs drawn, in cell order.
+    """
+
+    columns: int
+    rows: int
+    centers: np.ndarray
+    scale: float
+    envs: tuple[int, ...]
+
+    def cell_of(self, env: int) -> tuple[int, int]:
+        """Returns (column, row) of ``env``'s cell; refuses an env that is not drawn."""
+        try:
+            k = self.envs.index(env)
+        except ValueError:
+            raise ParamsError(f"env: expected one of the drawn envs, got {env!r}") from None
+        return k % self.columns, k // self.columns
+
+    def place(self, env: int, points: np.ndarray) -> np.ndarray:
+        """Returns ``points`` ([..., 2] or more lanes; x, y used) moved into ``env``'s cell."""
+        col, row = self.cell_of(env)
+        pts = np.asarray(points, dtype=np.float64)[..., :2]
+        origin = np.array([col + 0.5, -(row + 0.5)])
+        return (pts - self.centers[env]) * self.scale + origin
+
+
+def as_points(values: Any, lanes: int = 2) -> np.ndarray:
+    """Returns ``values`` (a ``wp.array`` of vectors, a NumPy array or nested lists) as NumPy.
+
+    Args:
+        values: ``[M]`` vectors, ``[M, lanes]`` or ``[E, N, lanes]`` numbers.
+        lanes: the lanes of one element when ``values`` is flat (``[M * lanes]``).
+
+    Returns:
+        A float64 array whose last axis holds the lanes.
+
+    Raises:
+        ParamsError: when ``values`` cannot be read as vectors.
+    """
+    if hasattr(values, "numpy"):
+        values = values.numpy()
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 1:
+        if arr.size % lanes:
+            raise ParamsError(f"points: expected a multiple of {lanes} numbers, got {arr.size}")
+        arr = arr.reshape(-1, lanes)
+    if arr.ndim < 2 or arr.shape[-1] < 2:
+        raise ParamsError(f"points: expected [..., 2] or [..., 3] numbers, got shape {arr.shape}")
+    return arr
+
+
+def _as_ints(values: Any) -> np.ndarray:
+    if hasattr(values, "numpy"):
+        values = values.numpy()
+    return np.asarray(values).reshape(-1).astype(np.int64)
+
+
+def _tracks(xy: Any, valid: Any, num_envs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    pts = as_points(xy)
+    ok = None if valid is None else _as_ints(valid)
+    if pts.ndim == 2:
+        envs = num_envs or (len(ok) if ok is not None else 1)
+        if envs <= 0 or pts.shape[0] % envs:
+            raise ParamsError(
+                f"xy: expected a multiple of num_envs={envs} points, got {pts.shape[0]}"
+            )
+        pts = pts.reshape(envs, -1, pts.shape[-1])
+    if ok is None:
+        ok = np.ones(pts.shape[0], dtype=np.int64)
+    if len(ok) != pts.shape[0]:
+        raise ParamsError(f"valid: expected {pts.shape[0]} flags (one per env), got {len(ok)}")
+    return pts[..., :2], ok
+
+
+def new_figure(width: float = 6.0, height: float = 6.0, dpi: int = 80) -> Any:
+    """Returns a matplotlib ``Figure`` on the Agg canvas, outside pyplot (nothing piles up)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=dpi)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def figure_png(fig: Any, dpi: int | None = None) -> bytes:
+    """Returns ``fig`` rendered as PNG bytes with the Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi)
+    return buf.getvalue()
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    return ax
+
+
+def _layout(pts: np.ndarray, envs: Sequence[int], columns: int | None) -> EnvGrid:
+    n = max(len(envs), 1)
+    cols = columns or max(1, math.ceil(math.sqrt(n)))
+    rows = max(1, math.ceil(n / cols))
+    centers = np.zeros((pts.shape[0], 2))
+    extent = 0.0
+    for e in envs:
+        p = pts[e][np.all(np.isfinite(pts[e]), axis=-1)]
+        if len(p):
+            lo, hi = p.min(axis=0), p.max(axis=0)
+            centers[e] = (lo + hi) / 2
+            extent = max(extent, float((hi - lo).max()))
+    scale = 0.85 / extent if extent > 0 else 1.0
+    return EnvGrid(cols, rows, centers, scale, tuple(int(e) for e in envs))
+
+
+def plot_tracks(
+    xy: Any,
+    valid: Any = None,
+    *,
+    ax: Any = None,
+    num_envs: int | None = None,
+    max_envs: int = 64,
+    columns: int | None = None,
+    labels: bool = True,
+    linewidth: float = 1.2,
+) -> EnvGrid:
+    """Draws each env's closed centerline in its own cell of a grid on one Axes.
+
+    Args:
+        xy: ``[E * N]`` vec2 ``wp.array``, ``[E * N, 2]`` or ``[E, N, 2]`` numbers.
+        valid: ``[E]`` flags (nonzero is valid); all valid when None.
+        ax: the Axes to draw on; a new one when None.
+        num_envs: E when ``xy`` is flat and ``valid`` is None.
+        max_envs: draw at most the first this many envs.
+        columns: cells per row (about the square root of the count when None).
+        labels: write each env's index in its cell.
+        linewidth: line width of the centerlines.
+
+    Returns:
+        The ``EnvGrid`` used, to place gates (``plot_gates(..., layout=...)``) on the same
+        cells.
+
+    Raises:
+        ParamsError: when the shapes of ``xy`` and ``valid`` disagree.
+    """
+    from matplotlib.collections import LineCollection
+
+    pts, ok = _tracks(xy, valid, num_envs)
+    ax = _axes(ax)
+    envs = list(range(min(pts.shape[0], max(1, max_envs))))
+    layout = _layout(pts, envs, columns)
+    segs, colors = [], []
+    for e in envs:
+        p = pts[e][np.all(np.isfinite(pts[e]), axis=-1)]
+        if len(p) < 2:
+            continue
+        closed = layout.place(e, np.vstack([p, p[:1]]))
+        segs.append(closed)
+        colors.append(VALID_COLOR if ok[e] else INVALID_COLOR)
+        if labels:
+            col, row = layout.cell_of(e)
+            ax.text(col + 0.04, -row - 0.06, str(e), fontsize=7, color="#555555", va="top")
+    ax.add_collection(LineCollection(segs, colors=colors, linewidths=linewidth))
+    ax.set_xlim(0, layout.columns)
+    ax.set_ylim(-layout.rows, 0)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for k in range(1, layout.columns):
+        ax.axvline(k, color="#dddddd", linewidth=0.5)
+    for k in range(1, layout.rows):
+        ax.axhline(-k, color="#dddddd", linewidth=0.5)
+    return layout
+
+
+def plot_gates(
+    positions: Any,
+    count: Any,
+    *,
+    ax: Any = None,
+    layout: EnvGrid | None = None,
+    heading: Any = None,
+    order: Any = None,
+    numbers: bool = True,
+) -> Any:
+    """Draws each env's gates with their order, the start gate and the direction of travel.
+
+    Args:
+        positions: ``[E * G]`` vec2/vec3 (``wp.array`` or NumPy), or ``[E, G, 2|3]``.
+        count: ``[E]`` the real gate count of each env (slots past it are ignored).
+        ax: the Axes to draw on; a new one when None.
+        layout: the ``EnvGrid`` that ``plot_tracks`` returned; without one the gates are
+            laid out on a grid of their own.
+        heading: optional ``[E * G]`` headings in radians, drawn as short ticks.
+        order: optional ``[E * G]`` visiting order; slot order when None.
+        numbers: write each gate's place in the order beside it.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        ParamsError: when the shapes disagree.
+    """
+    counts = _as_ints(count)
+    pts = as_points(positions)
+    envs = len(counts)
+    if pts.ndim == 2:
+        if envs == 0 or pts.shape[0] % envs:
+            raise ParamsError(f"positions: expected a multiple of {envs} gates, got {pts.shape[0]}")
+        pts = pts.reshape(envs, -1, pts.shape[-1])
+    slots = pts.shape[1]
+    heads = None if heading is None else _floats(heading).reshape(envs, slots)
+    orders = None if order is None else _as_ints(order).reshape(envs, slots)
+    ax = _axes(ax)
+    if layout is None:
+        layout = _layout(pts[..., :2], list(range(envs)), None)
+        ax.set_xlim(0, layout.columns)
+        ax.set_ylim(-layout.rows, 0)
+        ax.set_aspect("equal")
+    for e in layout.envs:
+        if e >= envs:
+            continue
+        n = int(min(max(counts[e], 0), slots))
+        if n == 0:
+            continue
+        seq = np.arange(n) if orders is None else np.argsort(orders[e, :n], kind="stable")
+        placed = layout.place(e, pts[e, seq, :2])
+        ax.plot(placed[:, 0], placed[:, 1], "o", ms=3, color=GATE_COLOR, zorder=3)
+        ax.plot(placed[0, 0], placed[0, 1], "s", ms=6, mfc="none", mec="#000000", zorder=4)
+        if n > 1:
+            d = placed[1] - placed[0]
+            ax.annotate(
+                "",
+                xy=placed[0] + 0.6 * d,
+                xytext=placed[0],
+                arrowprops={"arrowstyle": "->", "color": "#000000", "lw": 1.0},
+                zorder=4,
+            )
+        if heads is not None:
+            h = heads[e, seq]
+            tick = 0.04 * np.stack([np.cos(h), np.sin(h)], axis=-1)
+            for p, t in zip(placed, tick, strict=True):
+                ax.plot([p[0] - t[0], p[0] + t[0]], [p[1] - t[1], p[1] + t[1]], color=GATE_COLOR)
+        if numbers:
+            for k, p in enumerate(placed):
+                ax.text(p[0] + 0.015, p[1] + 0.015, str(k), fontsize=6, color=GATE_COLOR)
+    return ax
+
+
+def _floats(values: Any) -> np.ndarray:
+    if hasattr(values, "numpy"):
+        values = values.numpy()
+    return np.asarray(values, dtype=np.float64).reshape(-1)
+
+
+def plot_counts(
+    counts: Mapping[str, float],
+    *,
+    ax: Any = None,
+    color: str = "#4c72b0",
+) -> Any:
+    """Draws counts as a small horizontal bar chart with each number written at its bar.
+
+    Args:
+        counts: label -> number, drawn top to bottom in the mapping's order.
+        ax: the Axes to draw on; a new one when None.
+        color: the bars' colour.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        ParamsError: when a count is not a finite number.
+    """
+    labels = list(counts)
+    values = []
+    for k in labels:
+        v = counts[k]
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float | np.number)
+            or not math.isfinite(v)
+        ):
+            raise ParamsError(f"counts[{k!r}]: expected a finite number, got {v!r}")
+        values.append(float(v))
+    ax = _axes(ax)
+    ys = np.arange(len(labels))
+    ax.barh(ys, values, color=color, height=0.6)
+    ax.set_yticks(ys, labels=labels, fontsize=8)
+    ax.invert_yaxis()
+    top = max(values, default=0.0)
+    for y, v in zip(ys, values, strict=True):
+        ax.text(v + 0.01 * (top or 1), y, f"{v:g}", va="center", fontsize=8)
+    ax.set_xlim(0, (top or 1) * 1.25)
+    ax.tick_params(axis="x", labelsize=7)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return ax

@@ -1,0 +1,71 @@
+"""A frame drawn for the explore view: PNG bytes of the envs and counts, HTML tables."""
+
+from __future__ import annotations
+
+import html
+
+from .. import plot
+from .frame import Frame
+
+
+def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80) -> bytes:
+    """Returns PNG bytes of the grid of envs (and gates) of ``frame``."""
+    fig = plot.new_figure(size, size, dpi)
+    ax = fig.add_axes((0.01, 0.01, 0.98, 0.98))
+    layout = None
+    if frame.tracks is not None:
+        layout = plot.plot_tracks(frame.tracks, frame.valid, ax=ax, max_envs=max_envs)
+    if frame.gates is not None:
+        g = frame.gates
+        plot.plot_gates(
+            g.positions, g.count, ax=ax, layout=layout, heading=g.heading, order=g.order
+        )
+    if frame.tracks is None and frame.gates is None:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, "nothing to draw", ha="center", va="center")
+    return plot.figure_png(fig)
+
+
+def counts_png(frame: Frame, *, width: float = 4.0, dpi: int = 80) -> bytes:
+    """Returns PNG bytes of the counts of ``frame`` as a small bar chart."""
+    height = 0.5 + 0.3 * max(1, len(frame.counts))
+    fig = plot.new_figure(width, height, dpi)
+    ax = fig.add_axes((0.42, 0.12, 0.5, 0.84))
+    plot.plot_counts(frame.counts, ax=ax)
+    return plot.figure_png(fig)
+
+
+def _cell(v: object) -> str:
+    return f"<td style='text-align:right;padding:0 6px'>{html.escape(str(v))}</td>"
+
+
+def counts_html(frame: Frame) -> str:
+    """Returns the counts and fingerprint of ``frame`` as an HTML table."""
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td>{_cell(f'{v:g}')}</tr>" for k, v in frame.counts.items()
+    )
+    if frame.fingerprint:
+        rows += f"<tr><td>fingerprint</td>{_cell(frame.fingerprint)}</tr>"
+    return f"<table class='procgen-counts'>{rows}</table>"
+
+
+def report_html(frame: Frame) -> str:
+    """Returns the cook report of ``frame`` (time per node, launches, readbacks, builds)."""
+    head = "".join(
+        f"<th style='padding:0 6px'>{h}</th>"
+        for h in ("node", "reused", "ms", "launches", "readbacks", "builds")
+    )
+    body = ""
+    for r in frame.report:
+        reused = "" if r.reused is None else ("yes" if r.reused else "no")
+        body += (
+            f"<tr><td>{html.escape(r.name)}</td>{_cell(reused)}{_cell(f'{r.time_ms:.1f}')}"
+            f"{_cell(r.launches)}{_cell(r.readbacks)}{_cell(r.builds)}</tr>"
+        )
+    t = frame.traffic
+    body += (
+        f"<tr style='border-top:1px solid #ccc'><td><i>total</i></td>{_cell('')}"
+        f"{_cell(f'{frame.elapsed_ms:.1f}')}{_cell(t.launches)}{_cell(t.readbacks)}"
+        f"{_cell(t.builds)}</tr>"
+    )
+    return f"<table class='procgen-report'><tr>{head}</tr>{body}</table>"

@@ -1,0 +1,247 @@
+"""What one cook produced, read to the CPU and ready to draw: tracks, gates, counts, report.
+
+``frame_from(result)`` reads the fields a result states by name (``xy`` or ``centerline``,
+``valid``, ``gates``, ``counts``, ``report``) from an object or a mapping, so a track
+generator's result, a graph's outputs and a plain dict all draw the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._traffic import Traffic
+from ..errors import ParamsError
+from ..plot import as_points
+
+_XY_NAMES = ("xy", "centerline", "tracks")
+_GATE_POS_NAMES = ("positions", "position", "xy")
+_GATE_COUNT_NAMES = ("count", "counts", "num_gates")
+
+
+@dataclasses.dataclass(frozen=True)
+class Gates:
+    """Gates read to the CPU.
+
+    Attributes:
+        positions: ``[E, G, 2|3]`` gate positions (slots past ``count`` may hold NaN).
+        count: ``[E]`` the real gate count of each env.
+        heading: ``[E, G]`` headings in radians, or None.
+        order: ``[E, G]`` visiting order, or None (slot order).
+    """
+
+    positions: np.ndarray
+    count: np.ndarray
+    heading: np.ndarray | None = None
+    order: np.ndarray | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportRow:
+    """One line of a cook report: a node or stage and what its cook cost."""
+
+    name: str
+    time_ms: float = 0.0
+    launches: int = 0
+    readbacks: int = 0
+    builds: int = 0
+    uploads: int = 0
+    waits: int = 0
+    reused: bool | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """One cook, on the CPU.
+
+    Attributes:
+        tracks: ``[E, N, 2]`` centerlines, or None when the cook made none.
+        valid: ``[E]`` int flags, or None.
+        gates: the gates, or None.
+        counts: label -> number (valid envs, gates per env, points kept by a stage, ...).
+        fingerprint: 12 hex digits of a hash of the tracks and gates ("" when none).
+        report: one row per node or stage.
+        report_text: the cook report as text, when the target gives one.
+        elapsed_ms: wall time of the cook.
+        traffic: device traffic of the cook.
+    """
+
+    tracks: np.ndarray | None
+    valid: np.ndarray | None
+    gates: Gates | None
+    counts: dict[str, float]
+    fingerprint: str
+    report: tuple[ReportRow, ...] = ()
+    report_text: str = ""
+    elapsed_ms: float = 0.0
+    traffic: Traffic = dataclasses.field(default_factory=Traffic)
+
+
+def _get(obj: Any, names: tuple[str, ...]) -> Any:
+    for n in names:
+        if isinstance(obj, Mapping):
+            if n in obj:
+                return obj[n]
+        elif getattr(obj, n, None) is not None:
+            return getattr(obj, n)
+    return None
+
+
+def _numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    return np.asarray(value)
+
+
+def _read_gates(raw: Any, envs: int | None) -> Gates:
+    pos = _get(raw, _GATE_POS_NAMES)
+    cnt = _get(raw, _GATE_COUNT_NAMES)
+    if pos is None or cnt is None:
+        raise ParamsError(f"gates: expected positions and count, got {raw!r}")
+    count = _numpy(cnt).reshape(-1).astype(np.int64)
+    pts = as_points(pos)
+    if pts.ndim == 2:
+        pts = pts.reshape(len(count), -1, pts.shape[-1])
+    slots = pts.shape[1]
+    heading = _get(raw, ("heading", "headings"))
+    order = _get(raw, ("order",))
+    return Gates(
+        positions=pts,
+        count=count,
+        heading=None if heading is None else _numpy(heading).astype(np.float64).reshape(-1, slots),
+        order=None if order is None else _numpy(order).astype(np.int64).reshape(-1, slots),
+    )
+
+
+def _length(tracks: np.ndarray) -> np.ndarray:
+    closed = np.concatenate([tracks, tracks[:, :1]], axis=1)
+    seg = np.linalg.norm(np.diff(closed, axis=1), axis=-1)
+    return np.nansum(seg, axis=1)
+
+
+def frame_from(
+    result: Any,
+    *,
+    num_envs: int | None = None,
+    report: tuple[ReportRow, ...] = (),
+    report_text: str = "",
+    elapsed_ms: float = 0.0,
+    traffic: Traffic | None = None,
+) -> Frame:
+    """Reads a result (an object or a mapping) into a ``Frame``.
+
+    Args:
+        result: holds some of ``xy``/``centerline`` (``[E*N]`` vec2 or ``[E, N, 2]``),
+            ``valid`` (``[E]``), ``gates`` (with ``positions``, ``count``, optional
+            ``heading`` and ``order``) and ``counts`` (label -> number).
+        num_envs: E when ``xy`` is flat and there is no ``valid``.
+        report, report_text, elapsed_ms, traffic: carried into the frame.
+
+    Returns:
+        The frame, with counts: envs, valid envs, points per env, mean length, gates per
+        env (mean, min, max) when there are gates, then the result's own counts.
+
+    Raises:
+        ParamsError: when the shapes disagree.
+    """
+    counts: dict[str, float] = {}
+    digest = hashlib.sha1()
+    tracks = valid = None
+    xy = _get(result, _XY_NAMES)
+    raw_valid = _get(result, ("valid",))
+    if raw_valid is not None:
+        valid = _numpy(raw_valid).reshape(-1).astype(np.int64)
+    if xy is not None:
+        pts = as_points(xy)
+        if pts.ndim == 2:
+            envs = num_envs or (len(valid) if valid is not None else 1)
+            if pts.shape[0] % envs:
+                raise ParamsError(f"xy: expected a multiple of {envs} points, got {pts.shape[0]}")
+            pts = pts.reshape(envs, -1, pts.shape[-1])
+        tracks = np.ascontiguousarray(pts[..., :2])
+        if valid is None:
+            valid = np.ones(tracks.shape[0], dtype=np.int64)
+        if len(valid) != tracks.shape[0]:
+            raise ParamsError(f"valid: expected {tracks.shape[0]} flags, got {len(valid)}")
+        counts["envs"] = tracks.shape[0]
+        counts["valid envs"] = int(np.count_nonzero(valid))
+        counts["points per env"] = tracks.shape[1]
+        counts["mean length"] = round(float(np.mean(_length(tracks))), 4) if len(tracks) else 0.0
+        digest.update(tracks.astype(np.float32).tobytes())
+        digest.update(valid.astype(np.int32).tobytes())
+    elif valid is not None:
+        counts["envs"] = len(valid)
+        counts["valid envs"] = int(np.count_nonzero(valid))
+    gates = None
+    raw_gates = _get(result, ("gates",))
+    if raw_gates is not None:
+        gates = _read_gates(raw_gates, len(valid) if valid is not None else None)
+        if len(gates.count):
+            counts["gates per env (mean)"] = round(float(gates.count.mean()), 4)
+            counts["gates per env (min)"] = int(gates.count.min())
+            counts["gates per env (max)"] = int(gates.count.max())
+        digest.update(gates.positions.astype(np.float32).tobytes())
+        digest.update(gates.count.astype(np.int32).tobytes())
+    own = _get(result, ("counts",))
+    if own is not None:
+        for k, v in dict(own).items():
+            counts[str(k)] = _number(v, k)
+    has_data = tracks is not None or gates is not None
+    return Frame(
+        tracks=tracks,
+        valid=valid,
+        gates=gates,
+        counts=counts,
+        fingerprint=digest.hexdigest()[:12] if has_data else "",
+        report=tuple(report),
+        report_text=report_text,
+        elapsed_ms=elapsed_ms,
+        traffic=traffic if traffic is not None else Traffic(),
+    )
+
+
+def _number(value: Any, key: Any) -> float:
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    arr = np.asarray(value)
+    if arr.size != 1 or not np.issubdtype(arr.dtype, np.number):
+        raise ParamsError(f"counts[{key!r}]: expected a number, got {value!r}")
+    v = arr.reshape(-1)[0].item()
+    return v
+
+
+def report_rows(report: Any) -> tuple[ReportRow, ...]:
+    """Returns the rows of a cook report (an object with ``.nodes``, or a list of entries).
+
+    Each entry states ``name`` and some of ``time_ms``, ``launches``, ``readbacks``,
+    ``builds``, ``uploads``, ``waits`` and ``reused``, as attributes or keys.
+    """
+    if report is None:
+        return ()
+    nodes = report if isinstance(report, list | tuple) else _get(report, ("nodes", "stages"))
+    if nodes is None:
+        return ()
+    rows = []
+    for entry in nodes:
+
+        def field(name: str, default: Any = 0, entry: Any = entry) -> Any:
+            v = _get(entry, (name,))
+            return default if v is None else v
+
+        rows.append(
+            ReportRow(
+                name=str(field("name", "?")),
+                time_ms=float(field("time_ms", 0.0)),
+                launches=int(field("launches")),
+                readbacks=int(field("readbacks")),
+                builds=int(field("builds")),
+                uploads=int(field("uploads")),
+                waits=int(field("waits")),
+                reused=None if _get(entry, ("reused",)) is None else bool(field("reused")),
+            )
+        )
+    return tuple(rows)
