@@ -285,12 +285,13 @@ class Graph:
                     with collect() as counted, cook_scope(scope):
                         result = nd.fn(**args, **pvals)
                 except Exception as e:
-                    what = f" in op {scope.op}" if scope.op else ""
+                    failed = scope.failed_op
+                    what = f" in op {failed}" if failed else ""
                     raise CookError(
                         f"graph {self.name!r}: node {name!r} ({nd.name}) failed{what}: "
                         f"{type(e).__name__}: {e}",
                         node=name,
-                        op=scope.op,
+                        op=failed,
                     ) from e
                 dt = (_time.perf_counter() - t0) * 1000.0
                 probes = [d for d in scope.digests if isinstance(d, tuple) and len(d) == 2]

@@ -30,10 +30,12 @@ from .errors import ParamsError
 __all__ = [
     "EnvGrid",
     "as_points",
+    "draw_tracks",
     "figure_png",
     "new_figure",
     "plot_counts",
     "plot_gates",
+    "plot_points",
     "plot_tracks",
 ]
 
@@ -41,6 +43,7 @@ __all__ = [
 VALID_COLOR = "#2a9d4b"
 INVALID_COLOR = "#d1495b"
 GATE_COLOR = "#1d5fa8"
+POINT_COLORS = ("#b0b0b0", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,11 +288,15 @@ def plot_gates(
         placed = layout.place(e, pts[e, seq, :2])
         ax.plot(placed[:, 0], placed[:, 1], "o", ms=3, color=GATE_COLOR, zorder=3)
         ax.plot(placed[0, 0], placed[0, 1], "s", ms=6, mfc="none", mec="#000000", zorder=4)
-        if n > 1:
-            d = placed[1] - placed[0]
+        if n > 1 or heads is not None:
+            if heads is not None:
+                d = np.array([np.cos(heads[e, seq[0]]), np.sin(heads[e, seq[0]])])
+            else:
+                d = placed[1] - placed[0]
+            d = 0.12 * d / (np.linalg.norm(d) or 1.0)
             ax.annotate(
                 "",
-                xy=placed[0] + 0.6 * d,
+                xy=placed[0] + d,
                 xytext=placed[0],
                 arrowprops={"arrowstyle": "->", "color": "#000000", "lw": 1.0},
                 zorder=4,
@@ -353,4 +360,49 @@ def plot_counts(
     ax.tick_params(axis="x", labelsize=7)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    return ax
+
+
+def draw_tracks(ax: Any, xy: Any, valid: Any = None, **options: Any) -> EnvGrid:
+    """Same as ``plot_tracks(xy, valid, ax=ax, **options)``, with the Axes first."""
+    return plot_tracks(xy, valid, ax=ax, **options)
+
+
+def plot_points(
+    clouds: Mapping[str, Any],
+    *,
+    ax: Any = None,
+    size: float = 3.0,
+    max_points: int = 100_000,
+) -> Any:
+    """Draws named point clouds on one Axes, one colour each, with a legend of their sizes.
+
+    Args:
+        clouds: label -> ``[M, 2|3]`` points (NumPy, nested lists or a vector ``wp.array``);
+            drawn in order, so a later cloud (a subset) sits on top of an earlier one.
+        ax: the Axes to draw on; a new one when None.
+        size: marker size.
+        max_points: draw at most the first this many points of each cloud.
+
+    Returns:
+        The Axes drawn on.
+
+    Raises:
+        ParamsError: when a cloud cannot be read as points.
+    """
+    ax = _axes(ax)
+    for k, (label, values) in enumerate(clouds.items()):
+        pts = as_points(values)
+        pts = pts.reshape(-1, pts.shape[-1])[:max_points]
+        ax.scatter(
+            pts[:, 0],
+            pts[:, 1],
+            s=size if k else size * 0.7,
+            color=POINT_COLORS[k % len(POINT_COLORS)],
+            label=f"{label} ({len(pts)})",
+            linewidths=0,
+        )
+    ax.set_aspect("equal")
+    if clouds:
+        ax.legend(loc="upper right", fontsize=7, markerscale=2)
     return ax

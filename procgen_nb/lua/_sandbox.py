@@ -78,6 +78,9 @@ env.math = copy(math)
 env.table = copy(table)
 env.utf8 = copy(utf8)
 env.string = copy(string, "dump")
+env.string.dump = function()
+  refuse("string.dump: bytecode is not available (load takes Lua source text only)", 2)
+end
 
 -- strings index the sandbox's string table, and their metatable stays hidden
 local string_mt = getmetatable("")

@@ -47,6 +47,7 @@ class CookScope:
         self.time = time
         self.frame = frame
         self.op: str | None = None
+        self.failed_op: str | None = None
 
     @property
     def lua(self) -> Any:
@@ -123,6 +124,10 @@ class Op:
             prev, scope.op = scope.op, self.name
             try:
                 return self._fn(**kwargs)
+            except Exception:
+                if scope.failed_op is None:
+                    scope.failed_op = self.name
+                raise
             finally:
                 scope.op = prev
         return self._fn(**kwargs)

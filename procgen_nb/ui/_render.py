@@ -20,7 +20,11 @@ def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80)
         plot.plot_gates(
             g.positions, g.count, ax=ax, layout=layout, heading=g.heading, order=g.order
         )
-    if frame.tracks is None and frame.gates is None:
+    if frame.points and frame.tracks is None:
+        plot.plot_points(frame.points, ax=ax)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if frame.tracks is None and frame.gates is None and not frame.points:
         ax.set_axis_off()
         ax.text(0.5, 0.5, "nothing to draw", ha="center", va="center")
     return plot.figure_png(fig)

@@ -8,6 +8,7 @@ to the last valid value; no exception reaches the notebook.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Mapping
 from typing import Any
@@ -161,3 +162,44 @@ def params_form(
         ParamsError: when ``params`` is neither a Params class nor instance.
     """
     return ParamsForm(params, title=title, group=group, continuous_update=continuous_update)
+
+
+def graph_form(
+    graph: Any,
+    *,
+    node: str | None = None,
+    continuous_update: bool = True,
+) -> ParamsForm:
+    """Returns a form for a graph's parameters, a heading per node.
+
+    The fields are ``graph.params()`` (``"node.param"`` -> ``Field``: node parameters and
+    the kernel-level ones the graph declares, uniforms and specialize options), shown at
+    ``graph.values``. ``form.value.to_dict()`` is what ``graph.cook(params=...)`` takes.
+
+    Args:
+        graph: a ``procgen_nb.Graph`` (anything with ``params()`` and ``values``).
+        node: only the parameters of this node.
+        continuous_update: whether sliders report values while dragged.
+
+    Returns:
+        The form, grouped by node.
+
+    Raises:
+        ParamsError: when ``graph`` has no ``params()`` or ``node`` names no node with
+            parameters.
+    """
+    from ..params import params_class
+
+    if not callable(getattr(graph, "params", None)):
+        raise ParamsError(f"graph_form: expected a graph with params(), got {graph!r}")
+    fields = dict(graph.params())
+    if node is not None:
+        nodes = sorted({k.split(".", 1)[0] for k in fields})
+        fields = {k: f for k, f in fields.items() if k.split(".", 1)[0] == node}
+        if not fields:
+            raise ParamsError(f"graph_form(node=...): expected one of {nodes}, got {node!r}")
+    fields = {k: dataclasses.replace(f, name=k) for k, f in fields.items()}
+    cls = params_class("GraphParams", fields, getattr(graph, "name", "") or "graph")
+    values = getattr(graph, "values", {}) or {}
+    current = cls(**{k: v for k, v in values.items() if k in fields})
+    return ParamsForm(current, group=True, continuous_update=continuous_update)

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from .._traffic import Traffic
+from ..columns import Column, LiveCount
 from ..errors import ParamsError
+from ..launch import default_context
 from ..plot import as_points
 
 _XY_NAMES = ("xy", "centerline", "tracks")
@@ -62,6 +64,7 @@ class Frame:
         tracks: ``[E, N, 2]`` centerlines, or None when the cook made none.
         valid: ``[E]`` int flags, or None.
         gates: the gates, or None.
+        points: label -> ``[M, 2]`` point clouds (a graph's vector columns).
         counts: label -> number (valid envs, gates per env, points kept by a stage, ...).
         fingerprint: 12 hex digits of a hash of the tracks and gates ("" when none).
         report: one row per node or stage.
@@ -75,6 +78,7 @@ class Frame:
     gates: Gates | None
     counts: dict[str, float]
     fingerprint: str
+    points: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     report: tuple[ReportRow, ...] = ()
     report_text: str = ""
     elapsed_ms: float = 0.0
@@ -92,6 +96,17 @@ def _get(obj: Any, names: tuple[str, ...]) -> Any:
 
 
 def _numpy(value: Any) -> np.ndarray:
+    """Returns a wp.array, a Column (its live elements), a LiveCount or a list as NumPy."""
+    if isinstance(value, LiveCount):
+        return np.asarray(int(default_context(value.device).readback(value.words)[0]))
+    if isinstance(value, Column):
+        ctx = default_context(value.device)
+        n = len(value)
+        if value.live is not None:
+            n = min(int(ctx.readback(value.live.words)[0]), n)
+        if n == 0:
+            return np.zeros((0, value.lanes) if value.lanes > 1 else (0,))
+        return ctx.readback(value.data[:n])
     if hasattr(value, "numpy"):
         value = value.numpy()
     return np.asarray(value)
@@ -103,7 +118,7 @@ def _read_gates(raw: Any, envs: int | None) -> Gates:
     if pos is None or cnt is None:
         raise ParamsError(f"gates: expected positions and count, got {raw!r}")
     count = _numpy(cnt).reshape(-1).astype(np.int64)
-    pts = as_points(pos)
+    pts = as_points(_numpy(pos))
     if pts.ndim == 2:
         pts = pts.reshape(len(count), -1, pts.shape[-1])
     slots = pts.shape[1]
@@ -127,6 +142,7 @@ def frame_from(
     result: Any,
     *,
     num_envs: int | None = None,
+    points: Mapping[str, Any] | None = None,
     report: tuple[ReportRow, ...] = (),
     report_text: str = "",
     elapsed_ms: float = 0.0,
@@ -139,6 +155,7 @@ def frame_from(
             ``valid`` (``[E]``), ``gates`` (with ``positions``, ``count``, optional
             ``heading`` and ``order``) and ``counts`` (label -> number).
         num_envs: E when ``xy`` is flat and there is no ``valid``.
+        points: label -> point clouds (``[M, 2|3]``, a vector Column or ``wp.array``).
         report, report_text, elapsed_ms, traffic: carried into the frame.
 
     Returns:
@@ -156,7 +173,7 @@ def frame_from(
     if raw_valid is not None:
         valid = _numpy(raw_valid).reshape(-1).astype(np.int64)
     if xy is not None:
-        pts = as_points(xy)
+        pts = as_points(_numpy(xy))
         if pts.ndim == 2:
             envs = num_envs or (len(valid) if valid is not None else 1)
             if pts.shape[0] % envs:
@@ -190,13 +207,19 @@ def frame_from(
     if own is not None:
         for k, v in dict(own).items():
             counts[str(k)] = _number(v, k)
-    has_data = tracks is not None or gates is not None
+    clouds = {}
+    for k, v in (points or {}).items():
+        pts = as_points(_numpy(v))
+        clouds[str(k)] = np.ascontiguousarray(pts[..., :2].reshape(-1, 2))
+        digest.update(clouds[str(k)].astype(np.float32).tobytes())
+    has_data = tracks is not None or gates is not None or bool(clouds)
     return Frame(
         tracks=tracks,
         valid=valid,
         gates=gates,
         counts=counts,
         fingerprint=digest.hexdigest()[:12] if has_data else "",
+        points=clouds,
         report=tuple(report),
         report_text=report_text,
         elapsed_ms=elapsed_ms,
@@ -205,13 +228,10 @@ def frame_from(
 
 
 def _number(value: Any, key: Any) -> float:
-    if hasattr(value, "numpy"):
-        value = value.numpy()
-    arr = np.asarray(value)
+    arr = _numpy(value)
     if arr.size != 1 or not np.issubdtype(arr.dtype, np.number):
         raise ParamsError(f"counts[{key!r}]: expected a number, got {value!r}")
-    v = arr.reshape(-1)[0].item()
-    return v
+    return arr.reshape(-1)[0].item()
 
 
 def report_rows(report: Any) -> tuple[ReportRow, ...]:
@@ -245,3 +265,49 @@ def report_rows(report: Any) -> tuple[ReportRow, ...]:
             )
         )
     return tuple(rows)
+
+
+def read_outputs(outputs: Mapping[str, Any]) -> tuple[Any, dict[str, Any], dict[str, float]]:
+    """Sorts a graph's outputs into what a frame draws.
+
+    Args:
+        outputs: node name -> what the node returned (Columns, live counts, Records,
+            Geometries, numbers, or a result holding ``xy``/``centerline``/``gates``).
+
+    Returns:
+        (tracks, points, counts): the first output holding tracks or gates (None when
+        none does); ``"node.key"`` -> every vector Column (a point cloud); ``"node.key"``
+        -> a number, a live count's value, a one-word column's value, or a column's
+        element count (its live count when it has one).
+    """
+    tracks: Any = None
+    points: dict[str, Any] = {}
+    counts: dict[str, float] = {}
+
+    def walk(value: Any, key: str) -> None:
+        nonlocal tracks
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float):
+            counts[key] = value
+        elif isinstance(value, LiveCount):
+            counts[key] = int(_numpy(value))
+        elif isinstance(value, Column):
+            if value.lanes >= 2 and value.type != "Color":
+                points[key] = value
+            if len(value) == 1 and value.live is None and value.lanes == 1:
+                counts[key] = _numpy(value).reshape(-1)[0].item()
+            else:
+                counts[key] = int(_numpy(value.live)) if value.live is not None else len(value)
+        elif tracks is None and any(_get(value, (n,)) is not None for n in (*_XY_NAMES, "gates")):
+            tracks = value
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                walk(v, f"{key}.{k}")
+        elif hasattr(value, "classes") and isinstance(value.classes, Mapping):
+            for k, v in value.classes.items():
+                walk(v, f"{key}.{k}")
+
+    for name, value in outputs.items():
+        walk(value, str(name))
+    return tracks, points, counts

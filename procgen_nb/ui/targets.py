@@ -17,7 +17,7 @@ from typing import Any
 from .._traffic import collect
 from ..errors import ParamsError, ProcgenError
 from ..params import Field, Params, params_class
-from .frame import Frame, ReportRow, frame_from, report_rows
+from .frame import Frame, ReportRow, frame_from, read_outputs, report_rows
 
 #: called by a cook with (fraction done in [0, 1], what it is doing).
 Progress = Callable[[float, str], None]
@@ -252,9 +252,9 @@ class GraphTarget(Target):
 
     Args:
         graph: a ``procgen_nb.Graph`` (``params()``, ``values``, ``cook()``).
-        outputs: the output that holds the tracks (a key of ``cook().outputs``); when
-            None the first output holding ``xy``/``centerline`` is drawn, else the outputs
-            themselves are read.
+        outputs: the one node whose output is drawn and counted; every node's when None
+            (vector columns as point clouds, the first output holding ``xy``/``centerline``
+            or ``gates`` as tracks, numbers and live counts as counts).
     """
 
     group = True
@@ -272,35 +272,29 @@ class GraphTarget(Target):
         values = getattr(self.graph, "values", {}) or {}
         return self.params_class(**{k: v for k, v in values.items() if k in known})
 
-    def _drawable(self, outputs: Mapping[str, Any]) -> Any:
+    def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
+        progress(0.1, "cooking the graph")
+        result, ms, tr = _timed(lambda: self.graph.cook(params=params.to_dict()))
+        progress(0.85, "reading back")
+        outputs = dict(getattr(result, "outputs", {}) or {})
         if self._output is not None:
             if self._output not in outputs:
                 raise ParamsError(
                     f"explore(graph, outputs=...): expected one of {sorted(outputs)}, "
                     f"got {self._output!r}"
                 )
-            return outputs[self._output]
-        for v in outputs.values():
-            if any(_has(v, n) for n in ("xy", "centerline", "gates")):
-                return v
-        return outputs
-
-    def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
-        progress(0.1, "cooking the graph")
-        result, ms, tr = _timed(lambda: self.graph.cook(params=params.to_dict()))
-        progress(0.85, "reading back")
-        outputs = getattr(result, "outputs", {}) or {}
+            outputs = {self._output: outputs[self._output]}
+        tracks, points, counts = read_outputs(outputs)
         report = getattr(result, "report", None)
-        drawn = self._drawable(outputs)
         frame = frame_from(
-            drawn,
+            tracks if tracks is not None else {},
+            points=points,
             report=report_rows(report),
             report_text=report.to_text() if hasattr(report, "to_text") else "",
             elapsed_ms=ms,
             traffic=tr,
         )
-        extra = {k: _scalar(v) for k, v in outputs.items() if _scalar(v) is not None}
-        frame.counts.update({k: v for k, v in extra.items() if k not in frame.counts})
+        frame.counts.update({k: v for k, v in counts.items() if k not in frame.counts})
         return frame
 
     def code(self, params: Params) -> str:
@@ -309,20 +303,6 @@ class GraphTarget(Target):
             f"params = {_literal(params.to_dict(), '')}\n"
             "result = graph.cook(params=params)\n"
         )
-
-
-def _has(obj: Any, name: str) -> bool:
-    if isinstance(obj, Mapping):
-        return name in obj
-    return getattr(obj, name, None) is not None
-
-
-def _scalar(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    return None
 
 
 def as_target(target: Any, params: type[Params] | Params | None = None, **options: Any) -> Target:

@@ -58,20 +58,20 @@ def _select_k(
     attempt: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    a = 0
+    a = wp.int32(0)
     if mode[0] == 0:
         if valid[e] == 0:
-            a = 1
+            a = wp.int32(1)
     else:
         if user_mask[e] != 0:
-            a = 1
+            a = wp.int32(1)
     active[e] = a
     attempt[e] = attempt[e] + a
 
 
 @wp.kernel
 def _count_k(valid: wp.array(dtype=wp.int32), n: int, out: wp.array(dtype=wp.int32)):
-    s = 0
+    s = wp.int32(0)
     for e in range(n):
         if valid[e] != 0:
             s += 1
@@ -98,30 +98,32 @@ def _arc_resample_k(
     sb = e * raw
     cb = e * (raw + 1)
     db = e * n
-    total = 0.0
+    total = wp.float32(0.0)
     cum[cb] = 0.0
-    ok = m >= 3
+    ok = wp.int32(0)
+    if m >= 3:
+        ok = wp.int32(1)
     for i in range(m):
         a = src[sb + i]
         b = src[sb + (i + 1) % m]
         if not (wp.isfinite(a[0]) and wp.isfinite(a[1])):
-            ok = False
+            ok = wp.int32(0)
         total += wp.length(b - a)
         cum[cb + i + 1] = total
-    if not (total > 0.0) or not ok:
+    if not (total > 0.0) or ok == 0:
         nan = wp.vec2(wp.nan, wp.nan)
         for k in range(n):
             dst[db + k] = nan
             seg[db + k] = 0
             tpar[db + k] = 0.0
         return
-    j = 0
+    j = wp.int32(0)
     for k in range(n):
         s = total * float(k) / float(n)
         while j < m - 1 and cum[cb + j + 1] <= s:
             j += 1
         ln = cum[cb + j + 1] - cum[cb + j]
-        t = 0.0
+        t = wp.float32(0.0)
         if ln > 0.0:
             t = wp.clamp((s - cum[cb + j]) / ln, 0.0, 1.0)
         a = src[sb + j]
@@ -129,6 +131,30 @@ def _arc_resample_k(
         dst[db + k] = a + (b - a) * t
         seg[db + k] = j
         tpar[db + k] = t
+
+
+@wp.kernel
+def _masked_copy_k(
+    src: wp.array(dtype=wp.vec2),
+    dst: wp.array(dtype=wp.vec2),
+    n: int,
+    active: wp.array(dtype=wp.int32),
+):
+    tid = wp.tid()
+    if active[tid // n] != 0:
+        dst[tid] = src[tid]
+
+
+@wp.kernel
+def _masked_copy_f_k(
+    src: wp.array(dtype=float),
+    dst: wp.array(dtype=float),
+    n: int,
+    active: wp.array(dtype=wp.int32),
+):
+    tid = wp.tid()
+    if active[tid // n] != 0:
+        dst[tid] = src[tid]
 
 
 @wp.kernel
@@ -167,22 +193,22 @@ def _constant_spacing_k(
     e = wp.tid()
     sb = e * raw
     db = e * max_points
-    total = 0.0
+    total = wp.float32(0.0)
     for i in range(raw):
         total += wp.length(src[sb + (i + 1) % raw] - src[sb + i])
-    want = 0
+    want = wp.int32(0)
     if spacing > 0.0 and total > 0.0:
         want = wp.max(int(wp.floor(total / spacing)), 3)
     cnt = wp.min(want, max_points)
-    trunc = 0
+    trunc = wp.int32(0)
     if want > max_points:
-        trunc = 1
+        trunc = wp.int32(1)
     out_count[e] = cnt
     truncated[e] = trunc
     # walk the loop, emitting a point every total/want along it
-    j = 0
-    acc = 0.0
-    step = 0.0
+    j = wp.int32(0)
+    acc = wp.float32(0.0)
+    step = wp.float32(0.0)
     if want > 0:
         step = total / float(want)
     for k in range(max_points):
@@ -195,7 +221,7 @@ def _constant_spacing_k(
                 acc += ln
                 j += 1
                 ln = wp.length(src[sb + (j + 1) % raw] - src[sb + j])
-            t = 0.0
+            t = wp.float32(0.0)
             if ln > 0.0:
                 t = wp.clamp((s - acc) / ln, 0.0, 1.0)
             a = src[sb + j]
@@ -332,7 +358,7 @@ def _grid_build(
     c = gx * gy
     for k in range(c + 2):
         start[sb + k] = 0
-    total = 0
+    total = wp.int32(0)
     for i in range(n):
         r = _cell_range(xy[base + i], xy[base + (i + 1) % n], ox, oy, inv, gx, gy)
         total += (r[2] - r[0] + 1) * (r[3] - r[1] + 1)
@@ -370,7 +396,7 @@ def _grid_crossings(
     items: wp.array(dtype=wp.int32),
     ib: int,
 ) -> int:
-    count = 0
+    count = wp.int32(0)
     for c in range(gx * gy):
         b0 = start[sb + c + 1]
         b1 = start[sb + c + 2]
@@ -407,7 +433,7 @@ def _grid_crossings(
 
 @wp.func
 def _brute_crossings(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> int:
-    count = 0
+    count = wp.int32(0)
     for i in range(n):
         p1 = xy[base + i]
         p2 = xy[base + (i + 1) % n]
@@ -451,10 +477,10 @@ def _crossings(
     gx = wp.clamp(int((bb[2] - bb[0]) * inv) + 1, 1, g)
     gy = wp.clamp(int((bb[3] - bb[1]) * inv) + 1, 1, g)
     total = _grid_build(xy, base, n, bb[0], bb[1], inv, gx, gy, start, sb, items, ib, cap)
-    cnt = 0
+    cnt = wp.int32(0)
     if total < 0:
         cnt = _brute_crossings(xy, base, n)
-        cell = -1.0
+        cell = wp.float32(-1.0)
     else:
         cnt = _grid_crossings(xy, base, n, bb[0], bb[1], inv, gx, gy, start, sb, items, ib)
     return wp.vec4(float(cnt), bb[0], bb[1], cell)
@@ -462,7 +488,7 @@ def _crossings(
 
 @wp.func
 def _turning(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> int:
-    s = 0.0
+    s = wp.float32(0.0)
     for i in range(n):
         a = xy[base + (i + n - 1) % n]
         b = xy[base + i]
@@ -516,21 +542,23 @@ def _validity_k(
     if active[e] == 0:
         return
     base = e * n
-    flags = 0
+    flags = wp.int32(0)
     if gen_valid[e] == 0:
         flags = flags | REJECTED
-    total = 0.0
-    closed = n >= 3
+    total = wp.float32(0.0)
+    closed = wp.int32(0)
+    if n >= 3:
+        closed = wp.int32(1)
     for i in range(n):
         a = xy[base + i]
         b = xy[base + (i + 1) % n]
         if not (wp.isfinite(a[0]) and wp.isfinite(a[1])):
-            closed = False
+            closed = wp.int32(0)
         ln = wp.length(b - a)
         if not (ln > 0.0):
-            closed = False
+            closed = wp.int32(0)
         total += ln
-    if not closed:
+    if closed == 0:
         valid[e] = 0
         reason[e] = flags | NOT_CLOSED
         crossings[e] = 0
@@ -566,34 +594,34 @@ def _validity_k(
         window = 0.5 * 3.14159265358979 * w
         w2 = w * w
         cell = r[3]
-        bad = False
+        bad = wp.int32(0)
         if cell < 0.0:
             for i in range(n):
                 for j in range(i + 1, n):
                     d = wp.min(j - i, n - (j - i))
                     if float(d) * h > window and wp.length_sq(xy[base + i] - xy[base + j]) < w2:
-                        bad = True
+                        bad = wp.int32(1)
         else:
             inv = 1.0 / cell
             bb = _bounds(xy, base, n)
             gx = wp.clamp(int((bb[2] - bb[0]) * inv) + 1, 1, g)
             gy = wp.clamp(int((bb[3] - bb[1]) * inv) + 1, 1, g)
             for i in range(n):
-                if bad:
+                if bad != 0:
                     break
                 p = xy[base + i]
                 pcx = wp.clamp(int((p[0] - r[1]) * inv), 0, gx - 1)
                 pcy = wp.clamp(int((p[1] - r[2]) * inv), 0, gy - 1)
                 for cy in range(wp.max(pcy - 1, 0), wp.min(pcy + 2, gy)):
                     for cx in range(wp.max(pcx - 1, 0), wp.min(pcx + 2, gx)):
-                        c = cy * gx + cx
-                        for k in range(start[sb + c + 1], start[sb + c + 2]):
+                        cc = cy * gx + cx
+                        for k in range(start[sb + cc + 1], start[sb + cc + 2]):
                             j = items[ib + k]
                             d = wp.min(wp.abs(j - i), n - wp.abs(j - i))
                             if float(d) * h > window:
                                 if wp.length_sq(p - xy[base + j]) < w2:
-                                    bad = True
-        if bad:
+                                    bad = wp.int32(1)
+        if bad != 0:
             flags = flags | CLEARANCE
     reason[e] = flags
     crossings[e] = cnt

@@ -1,0 +1,419 @@
+"""Conversions between Python values and Lua values, and the check of a call's results.
+
+Python to Lua (``to_lua``): numbers, strings, bools and None as they are; lists, tuples
+and NumPy arrays as sequence tables; dicts, Records and Domains as tables; a Column as a
+BufferRef table (its data stays where it is); a Geometry read to the CPU (a table of
+classes, each column a table of numbers, or of ``{x, y, z, w}`` tables for vectors, and
+``count``) or, with ``device`` on, as it stands (each column a BufferRef); a Curve as
+its curve (``{keys, at}``) with ``curves`` on, else as its value at the cook's time; a
+Handle as an opaque table; a Lua value of the same state as it is.
+
+Lua to Python (``from_lua``): per the type name ``returns`` states for the position.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..columns import Column, Domain, Geometry, LiveCount, Record
+from ..errors import BindingError, LuaReturnError
+from ._sandbox import lua_type
+from .values import BufferRef, Curve, Handle
+
+if TYPE_CHECKING:
+    from .state import LuaState
+
+#: The type names ``returns`` accepts.
+RETURN_TYPES = (
+    "Bool",
+    "BufferRef",
+    "Color",
+    "Column",
+    "Function",
+    "Geometry",
+    "Handle",
+    "List",
+    "Number",
+    "Record",
+    "String",
+    "Vec2",
+    "Vec3",
+    "Vec4",
+)
+_VEC_LANES = {"Vec2": 2, "Vec3": 3, "Vec4": 4, "Color": 4}
+_XYZW = ("x", "y", "z", "w")
+_RGBA = ("r", "g", "b", "a")
+_MAX_DEPTH = 64
+
+
+@dataclasses.dataclass
+class ArgOptions:
+    """How args cross to Lua: ``device`` (Geometry as it stands), ``curves``, the ``time``."""
+
+    device: bool = False
+    curves: bool = False
+    time: float = 0.0
+
+
+def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int = 0) -> Any:
+    """Returns ``value`` as a Lua value of ``state``.
+
+    Args:
+        state: the LuaState the value goes to.
+        value: the Python value.
+        where: the name of the value in messages ("args[2]").
+        opts: device, curves and time.
+        depth: nesting depth (refused past 64).
+
+    Returns:
+        A value lupa passes to Lua as it stands (a number, string, bool, None or Lua object).
+
+    Raises:
+        BindingError: a value of a type no Lua value stands for, a released Handle, a Lua
+            value of another state, or nesting deeper than 64 (a cycle).
+    """
+    if depth > _MAX_DEPTH:
+        raise BindingError(f"{where}: expected values nested at most {_MAX_DEPTH} deep, got deeper")
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Column):
+        return state._buffer_table(value)
+    if isinstance(value, Curve):
+        if not opts.curves:
+            return to_lua(state, value.at(opts.time), where, opts, depth + 1)
+        keys = [state._table([t, to_lua(state, v, where, opts, depth + 1)]) for t, v in value.keys]
+        return state._helpers.make_curve(state._table(keys))
+    if isinstance(value, Handle):
+        if value.released:
+            raise BindingError(f"{where}: expected a Handle not yet released, got {value!r}")
+        return state._handle_table(value)
+    if isinstance(value, Geometry):
+        return _geometry_to_lua(state, value, where, opts, depth)
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str | int | float) or isinstance(k, bool):
+                raise BindingError(f"{where}: expected string or number keys, got key {k!r}")
+            out[k] = to_lua(state, v, f"{where}[{k!r}]", opts, depth + 1)
+        return state._table(out)
+    if isinstance(value, list | tuple):
+        return state._table(
+            [to_lua(state, v, f"{where}[{i}]", opts, depth + 1) for i, v in enumerate(value)]
+        )
+    if isinstance(value, np.ndarray):
+        return to_lua(state, value.tolist(), where, opts, depth)
+    if lua_type(value) is not None:
+        return value
+    raise BindingError(
+        f"{where}: expected a Number, String, Bool, List, Record, Column, Geometry, Curve, "
+        f"Handle or Lua value, got {type(value).__name__} {_short(value)}"
+    )
+
+
+def _geometry_to_lua(
+    state: LuaState, geo: Geometry, where: str, opts: ArgOptions, depth: int
+) -> Any:
+    from ..launch import default_context
+
+    classes = {}
+    for cname, dom in geo.classes.items():
+        entries: dict[str, Any] = {}
+        count = dom.count
+        if opts.device:
+            for name, col in dom.items():
+                if isinstance(col, Column):
+                    entries[name] = state._buffer_table(col)
+            if isinstance(count, LiveCount):
+                entries.setdefault("count", state._buffer_table(Column(count.words, "UInt")))
+                entries.setdefault("capacity", count.capacity)
+            else:
+                entries.setdefault("count", int(count))
+        else:
+            n = None
+            if isinstance(count, LiveCount):
+                ctx = default_context(count.device)
+                n = min(int(ctx.readback(count.words)[0]), count.capacity)
+            for name, col in dom.items():
+                if not isinstance(col, Column):
+                    continue
+                ctx = default_context(col.device)
+                live = n
+                if col.live is not None and col.live is not count:
+                    live = min(int(ctx.readback(col.live.words)[0]), col.live.capacity)
+                data = ctx.readback(col.data)
+                if live is not None:
+                    data = data[:live]
+                if col.lanes == 1:
+                    entries[name] = state._table(data.tolist())
+                else:
+                    keys = _RGBA if col.type == "Color" else _XYZW
+                    entries[name] = state._table(
+                        [state._table(dict(zip(keys, row))) for row in data.tolist()]
+                    )
+                if n is None:
+                    n = len(data)
+            entries.setdefault("count", n if n is not None else int(count))
+        classes[cname] = state._table(entries)
+    return state._table(classes)
+
+
+@dataclasses.dataclass
+class _Where:
+    what: str
+    node: str | None
+
+    def fail(self, pos: int, expected: str, got: str, detail: str = "") -> LuaReturnError:
+        extra = f" ({detail})" if detail else ""
+        return LuaReturnError(
+            f"{self.what} in node {_node(self.node)}: result {pos}: expected {expected}, "
+            f"got {got}{extra}"
+        )
+
+
+def _node(node: str | None) -> str:
+    return repr(node) if node is not None else "<outside a cook>"
+
+
+def check_returns(
+    state: LuaState, results: tuple, returns: Any, what: str, node: str | None
+) -> list:
+    """Checks a call's results against ``returns`` and returns them as Python values.
+
+    Args:
+        state: the LuaState the results live in.
+        results: the raw results, in order.
+        returns: the type name of each result, or None to take any results as they are.
+        what: the op named in messages ("cpu.call").
+        node: the node named in messages.
+
+    Returns:
+        A list of Python values, one per result.
+
+    Raises:
+        LuaReturnError: another count of results than ``returns`` states, or a result of
+            another type (naming its 1-based position, the type expected and the type got).
+    """
+    where = _Where(what, node)
+    try:
+        if returns is None:
+            return [plain(state, v, where, i + 1) for i, v in enumerate(results)]
+        if len(results) != len(returns):
+            got = ", ".join(kind_of(state, v) for v in results) or "nothing"
+            raise LuaReturnError(
+                f"{what} in node {_node(node)}: expected {len(returns)} result(s) "
+                f"({', '.join(returns) or 'none'}), got {len(results)} ({got})"
+            )
+        return [
+            _expect(state, v, t, where, i + 1)
+            for i, (v, t) in enumerate(zip(results, returns))
+        ]
+    except UnicodeDecodeError as e:
+        raise LuaReturnError(
+            f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
+            f"that are not ({e.reason} at byte {e.start})"
+        ) from None
+
+
+def kind_of(state: LuaState, v: Any) -> str:
+    """Returns the type name of a Lua value as messages state it (Number, List, ...)."""
+    if v is None:
+        return "Nil"
+    if isinstance(v, bool):
+        return "Bool"
+    if isinstance(v, int | float):
+        return "Number"
+    if isinstance(v, str | bytes):
+        return "String"
+    lt = lua_type(v)
+    if lt == "table":
+        if state._handle_info(v) is not None:
+            return "Handle"
+        if _buffer_id(state, v) is not None:
+            return "BufferRef"
+        return "List" if _sequence(v) is not None else "Record"
+    return {"function": "Function", "thread": "Thread", "userdata": "Userdata"}.get(
+        lt, type(v).__name__
+    )
+
+
+def _buffer_id(state: LuaState, t: Any) -> int | None:
+    buf = state._helpers.rawget(t, "buffer")
+    typ = state._helpers.rawget(t, "type")
+    if isinstance(buf, int) and not isinstance(buf, bool) and isinstance(typ, str):
+        return buf
+    return None
+
+
+def _sequence(t: Any) -> list | None:
+    items = dict(t.items())
+    n = len(items)
+    if all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n for k in items):
+        return [items[i] for i in range(1, n + 1)]
+    return None
+
+
+def _expect(state: LuaState, v: Any, expected: str, where: _Where, pos: int) -> Any:
+    got = kind_of(state, v)
+    if expected == "Number":
+        if got == "Number":
+            return v
+    elif expected == "String":
+        if isinstance(v, str):
+            return v
+    elif expected == "Bool":
+        if got == "Bool":
+            return v
+    elif expected == "Function":
+        if got == "Function":
+            return v
+    elif expected == "List":
+        if lua_type(v) == "table" and got in ("List", "Record"):
+            seq = _sequence(v)
+            if seq is None:
+                raise where.fail(pos, "List", "Record", "a table with keys other than 1..n")
+            return [plain(state, x, where, pos) for x in seq]
+    elif expected == "Record":
+        if got in ("Record", "List"):
+            return _record(state, v, where, pos)
+    elif expected in ("Column", "BufferRef"):
+        if got == "BufferRef":
+            ref = _buffer_ref(state, v, where, pos, expected)
+            return ref.column if expected == "Column" else ref
+    elif expected == "Handle":
+        if got == "Handle":
+            return _handle(state, v, where, pos)
+    elif expected in _VEC_LANES:
+        if got in ("List", "Record"):
+            return _vector(v, expected, where, pos)
+    elif expected == "Geometry":
+        if got in ("Record", "List"):
+            return _geometry(state, v, where, pos)
+    return_detail = _short(v) if got in ("Number", "String", "Bool") else ""
+    raise where.fail(pos, expected, got, return_detail)
+
+
+def plain(state: LuaState, v: Any, where: _Where, pos: int, depth: int = 0) -> Any:
+    """Converts a Lua value without a stated type: tables become lists or Records,
+    BufferRefs their Columns, handles Handles; functions stay Lua functions."""
+    if depth > _MAX_DEPTH:
+        raise where.fail(pos, f"values nested at most {_MAX_DEPTH} deep", "deeper (a cycle?)")
+    if lua_type(v) != "table":
+        return v
+    kind = kind_of(state, v)
+    if kind == "Handle":
+        return _handle(state, v, where, pos)
+    if kind == "BufferRef":
+        return _buffer_ref(state, v, where, pos, "Column").column
+    seq = _sequence(v)
+    if seq is not None:
+        return [plain(state, x, where, pos, depth + 1) for x in seq]
+    return _record(state, v, where, pos, depth)
+
+
+def _record(state: LuaState, v: Any, where: _Where, pos: int, depth: int = 0) -> Record:
+    out = Record()
+    for k, x in v.items():
+        out[k] = plain(state, x, where, pos, depth + 1)
+    return out
+
+
+def _buffer_ref(state: LuaState, t: Any, where: _Where, pos: int, expected: str) -> BufferRef:
+    buf = _buffer_id(state, t)
+    col = state._columns.get(buf)
+    if col is None:
+        raise where.fail(
+            pos, expected, "BufferRef",
+            f"buffer {buf} is not a column this Lua state was given, or it was let go",
+        )
+    return BufferRef(buf, col.type, _count(col), col.lanes, col.element(), col)
+
+
+def _count(col: Column) -> int:
+    return col.live.capacity if col.live is not None else len(col)
+
+
+def _handle(state: LuaState, t: Any, where: _Where, pos: int) -> Handle:
+    kind, hid, value = state._handle_info(t)
+    h = state._handle_from_lua(kind, hid, value, t)
+    if h is None:
+        raise where.fail(pos, "Handle", "Handle", f"handle {hid} was let go on the Python side")
+    return h
+
+
+def _vector(t: Any, expected: str, where: _Where, pos: int) -> tuple[float, ...]:
+    lanes = _VEC_LANES[expected]
+    items = dict(t.items())
+    seq = _sequence(t)
+    if seq is not None and len(seq) == lanes:
+        vals = seq
+    else:
+        names = _RGBA if expected == "Color" and "r" in items else _XYZW
+        vals = [items.get(k) for k in names[:lanes]]
+        if set(items) != set(names[:lanes]):
+            vals = []
+    if len(vals) == lanes and all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in vals
+    ):
+        return tuple(float(x) for x in vals)
+    keys = ", ".join(_XYZW[:lanes])
+    raise where.fail(
+        pos, f"{expected} (a table {{{keys}}} or {lanes} numbers)", "a table",
+        f"keys {sorted(map(str, items))}",
+    )
+
+
+def _geometry(state: LuaState, t: Any, where: _Where, pos: int) -> Geometry:
+    classes = {}
+    for cname, ct in t.items():
+        if lua_type(ct) != "table":
+            raise where.fail(
+                pos, "Geometry (a table of classes of BufferRefs)", "a table",
+                f"class {cname!r} is a {kind_of(state, ct)}",
+            )
+        cols = {}
+        for name, v in ct.items():
+            if name in ("count", "capacity"):
+                continue
+            if kind_of(state, v) != "BufferRef":
+                raise where.fail(
+                    pos, "Geometry (a table of classes of BufferRefs)", "a table",
+                    f"class {cname!r} entry {name!r} is a {kind_of(state, v)}",
+                )
+            cols[name] = _buffer_ref(state, v, where, pos, "Geometry").column
+        classes[str(cname)] = Domain(cols)
+    return Geometry(**classes)
+
+
+def canon(value: Any, depth: int = 0) -> Any:
+    """Returns a hashable stand-in for a plain value (lists as tuples, dicts sorted).
+
+    Raises:
+        TypeError: a value that is not plain (a Column, a Handle, a Lua object, ...).
+    """
+    if depth > _MAX_DEPTH:
+        raise TypeError("nested too deep")
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return (type(value).__name__, value)
+    if isinstance(value, np.generic):
+        return canon(value.item(), depth)
+    if isinstance(value, Curve):
+        return ("Curve", value.keys)
+    if isinstance(value, Mapping):
+        items = [(canon(k, depth + 1), canon(v, depth + 1)) for k, v in value.items()]
+        return ("map", tuple(sorted(items, key=repr)))
+    if isinstance(value, list | tuple):
+        return ("list", tuple(canon(v, depth + 1) for v in value))
+    if isinstance(value, np.ndarray):
+        return ("array", str(value.dtype), value.shape, value.tobytes())
+    raise TypeError(f"{type(value).__name__} is not a plain value")
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,258 @@
+"""``ops.cpu.call`` and ``ops.cpu.read``: Lua functions called on the CPU.
+
+Both run ``fn`` in the graph's Lua state (``current_cook().lua``; a module-level
+``LuaState`` outside a cook) under a CPU-time ceiling, and answer a ``CallResult``
+whose ``values`` are the results, checked against ``returns``. ``cpu.call`` with
+``pure`` on is made once per graph for the same function and arguments: its results are
+constants of the plan (the cook report shows "folded"). ``cpu.read`` also calls
+``digest`` with the same values and reports what it answered in
+``current_cook().digests``, so the graph cooks again when the state it reads moves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import BindingError, LuaReturnError
+from ..lua import RETURN_TYPES, CallResult, LuaState
+from ..lua._convert import canon
+from ..lua._sandbox import lua_type
+from ._op import CookScope, Op, current_cook, op
+
+_default_state: LuaState | None = None
+
+
+def _state(scope: CookScope | None) -> LuaState:
+    """The graph's Lua state, or the module-level one outside a cook."""
+    global _default_state
+    if scope is not None:
+        lua = scope.lua
+        if lua is not None:
+            return lua
+    if _default_state is None:
+        _default_state = LuaState()
+    return _default_state
+
+
+def _check_params(
+    name: str, fn: Any, args: Any, returns: Any, ceiling_ms: Any, flags: dict[str, Any]
+) -> tuple[list, list[str] | None]:
+    if not (isinstance(fn, str) or lua_type(fn) == "function"):
+        raise BindingError(
+            f"{name} fn: expected Lua source or a Lua function, got {type(fn).__name__} "
+            f"{_short(fn)}"
+        )
+    if args is None:
+        args = []
+    if not isinstance(args, list | tuple):
+        raise BindingError(f"{name} args: expected a list of values, got {_short(args)}")
+    if returns is not None:
+        if isinstance(returns, str) or not isinstance(returns, Sequence):
+            raise BindingError(
+                f"{name} returns: expected a list of type names, got {_short(returns)}"
+            )
+        for i, t in enumerate(returns):
+            if t not in RETURN_TYPES:
+                raise BindingError(
+                    f"{name} returns[{i + 1}]: expected one of {', '.join(RETURN_TYPES)}, "
+                    f"got {t!r}"
+                )
+        returns = list(returns)
+    if ceiling_ms is not None and (
+        isinstance(ceiling_ms, bool)
+        or not isinstance(ceiling_ms, int | float)
+        or ceiling_ms < 0
+    ):
+        raise BindingError(
+            f"{name} ceiling_ms: expected a number >= 0 (0 or None for 5000), got {ceiling_ms!r}"
+        )
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise BindingError(f"{name} {flag}: expected True or False, got {value!r}")
+    return list(args), returns
+
+
+def _fold_key(fn: Any, args: list, returns: Any, device: bool, curves: bool, t: float) -> Any:
+    """The memo key of a pure call, or None when an argument is not known at planning."""
+    if not curves:
+        from ..lua.values import Curve
+
+        args = [a.at(t) if isinstance(a, Curve) else a for a in args]
+    try:
+        digest = hashlib.sha256(repr(canon(args)).encode()).hexdigest()
+    except TypeError:
+        return None
+    ident = ("source", fn) if isinstance(fn, str) else ("function", id(fn), fn)
+    return ("cpu.call", ident, digest, tuple(returns or ()), device, curves)
+
+
+@op(
+    "cpu.call",
+    runs="cpu",
+    inputs=("fn", "args"),
+    params=("returns", "ceiling_ms", "pure", "device", "curves"),
+    outputs=("values",),
+)
+def call(
+    fn: Any,
+    args: Sequence[Any] | None = None,
+    returns: Sequence[str] | None = None,
+    ceiling_ms: float | None = None,
+    pure: bool = False,
+    device: bool = False,
+    curves: bool = False,
+) -> CallResult:
+    """Calls a Lua function with declared return types under a CPU-time ceiling.
+
+    Args:
+        fn: Lua source (``"function(a, b) return a + b end"``, a chunk returning a
+            function, or a global's name) or a Lua function of the graph's Lua state.
+        args: the values passed, in order. A device Column reaches Lua as a BufferRef
+            ``{buffer, type, count, lanes, element}`` (no data moves); a Geometry read to
+            the CPU (counting readbacks), or as it stands with ``device``; a Curve as its
+            value at the cook's time, or as its curve with ``curves``.
+        returns: the type name of each result (Number, String, Bool, Function, List,
+            Record, Column, BufferRef, Handle, Geometry, Vec2, Vec3, Vec4, Color); None
+            takes whatever the function returns.
+        ceiling_ms: the most CPU time the call may take on its thread, coroutines
+            included (5000 when 0 or None); a runaway call is stopped near it.
+        pure: the results are a function of the arguments alone: a call whose arguments
+            are all known (no Column, Geometry, Handle or Lua value) is made once per graph
+            and its results reused as constants (reported "folded").
+        device: pass a Geometry as it stands on the device.
+        curves: pass a Curve as its curve (a table ``{keys, at}``; ``curve:at(t)``).
+
+    Returns:
+        A ``CallResult`` with ``values``: the results, in order.
+
+    Raises:
+        BindingError: a bad fn, args, returns, ceiling_ms or flag.
+        LuaError: the function raised (Lua traceback, node named).
+        LuaSandboxError: it reached outside the sandbox.
+        LuaCeilingError: it ran past its ceiling.
+        LuaReturnError: a result of another type or count than ``returns`` states.
+    """
+    args, returns = _check_params(
+        "cpu.call", fn, args, returns, ceiling_ms, {"pure": pure, "device": device, "curves": curves}
+    )
+    scope = current_cook()
+    node = scope.node if scope is not None else None
+    t = scope.time if scope is not None else 0.0
+    key = None
+    if pure and scope is not None:
+        key = _fold_key(fn, args, returns, device, curves, t)
+        if key is not None and key in scope.memo:
+            scope.note("folded", f"cpu.call: pure call reused ({len(scope.memo[key][0])} results)")
+            return CallResult(values=list(scope.memo[key][0]))
+    state = _state(scope)
+    start = time.perf_counter()
+    values = state.call(
+        fn, args, returns=returns, ceiling_ms=ceiling_ms, node=node, device=device,
+        curves=curves, time=t, what="cpu.call",
+    )
+    result = CallResult(values=values)
+    if scope is not None:
+        ms = (time.perf_counter() - start) * 1000.0
+        if key is not None and not result.handles:
+            scope.memo[key] = (tuple(values), fn)
+            scope.note("folded", f"cpu.call: pure call made at planning ({ms:.2f} ms)")
+        else:
+            scope.note("lua", f"cpu.call: {ms:.2f} ms")
+    return result
+
+
+def _read(
+    fn: Any,
+    args: Sequence[Any] | None = None,
+    digest: Any = None,
+    returns: Sequence[str] | None = None,
+    ceiling_ms: float | None = None,
+    device: bool = False,
+) -> CallResult:
+    """Calls a Lua function that reads state outside the graph, and reports its digest.
+
+    Args:
+        fn, args, returns, ceiling_ms, device: as ``cpu.call``.
+        digest: Lua source or a Lua function called with the same values before ``fn``;
+            it answers one Number, String, Bool or table standing for what ``fn`` reads.
+
+    Returns:
+        A ``CallResult`` with ``values``: fn's results, in order. The digest's value, made
+        hashable (tables as sorted tuples), is appended to ``current_cook().digests``.
+
+    Raises:
+        BindingError: a bad fn, digest, args, returns, ceiling_ms or device; ``curves`` or
+            ``pure`` given (cpu.read takes neither).
+        LuaError, LuaSandboxError, LuaCeilingError: as ``cpu.call`` (fn or digest).
+        LuaReturnError: fn's results against ``returns``, or a digest answering other
+            than one Number, String, Bool or table.
+    """
+    args, returns = _check_params("cpu.read", fn, args, returns, ceiling_ms, {"device": device})
+    if not (isinstance(digest, str) or lua_type(digest) == "function"):
+        raise BindingError(
+            f"cpu.read digest: expected Lua source or a Lua function, got "
+            f"{type(digest).__name__} {_short(digest)}"
+        )
+    scope = current_cook()
+    node = scope.node if scope is not None else None
+    t = scope.time if scope is not None else 0.0
+    state = _state(scope)
+    start = time.perf_counter()
+    answer = state.call(
+        digest, args, ceiling_ms=ceiling_ms, node=node, device=device, time=t,
+        what="cpu.read digest",
+    )
+    if len(answer) != 1 or answer[0] is None or lua_type(answer[0]) is not None:
+        got = ", ".join(type(a).__name__ for a in answer) or "nothing"
+        raise LuaReturnError(
+            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table, "
+            f"got {got}"
+        )
+    try:
+        value = canon(answer[0])
+    except TypeError as e:
+        raise LuaReturnError(
+            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table "
+            f"of them, got {_short(answer[0])} ({e})"
+        ) from None
+    values = state.call(
+        fn, args, returns=returns, ceiling_ms=ceiling_ms, node=node, device=device, time=t,
+        what="cpu.read",
+    )
+    if scope is not None:
+        scope.digests.append(value)
+        ms = (time.perf_counter() - start) * 1000.0
+        scope.note("lua", f"cpu.read: {ms:.2f} ms")
+    return CallResult(values=values)
+
+
+class _ReadOp(Op):
+    """``cpu.read``: refuses ``curves`` and ``pure`` by name before the generic check."""
+
+    def __call__(self, **kwargs: Any) -> Any:
+        for name in ("curves", "pure"):
+            if name in kwargs:
+                raise BindingError(
+                    f"cpu.read {name}: expected no {name} (cpu.read takes no curves or pure: "
+                    f"it reads state outside the graph at the cook's time, and is never "
+                    f"folded), got {name}={kwargs[name]!r}; use cpu.call for a {name} call"
+                )
+        return super().__call__(**kwargs)
+
+
+read = _ReadOp(
+    "cpu.read",
+    "cpu",
+    _read,
+    inputs=("fn", "args", "digest"),
+    params=("returns", "ceiling_ms", "device"),
+    outputs=("values",),
+)
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."

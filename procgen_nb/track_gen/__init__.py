@@ -1,0 +1,27 @@
+"""track_gen: closed track centerlines for thousands of environments at once.
+
+``presets.track(generator="polar", num_envs=1024)`` builds a ``TrackGenerator``;
+``generate()`` returns the device arrays (``xy [E*N]`` vec2, ``valid [E]`` int32, per-point
+attributes). Generators are ``Stage`` classes or ``GeneratorSpec``s registered in
+``plugin.registry`` (entry-point group ``procgen_nb.track_gen``); ``testing.check_generator``
+checks one against the contract.
+"""
+
+from __future__ import annotations
+
+from . import exec, ops, plugin, presets, testing
+from .config import TrackGenConfig, ValidityParams
+from .pipeline import REASONS, TrackGenerator, TrackResult
+
+__all__ = [
+    "REASONS",
+    "TrackGenConfig",
+    "TrackGenerator",
+    "TrackResult",
+    "ValidityParams",
+    "exec",
+    "ops",
+    "plugin",
+    "presets",
+    "testing",
+]

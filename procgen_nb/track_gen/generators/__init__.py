@@ -1,0 +1,39 @@
+"""The built-in generators (Stage classes) and the z profile stage.
+
+``register_builtins(registry)`` adds them; the registry calls it on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .basic import Checkpoint, CheckpointParams, Polar, PolarParams, ZProfile, ZProfileParams
+from .sampled import Bezier, BezierParams, Hull, HullParams, Voronoi, VoronoiParams
+
+BUILTINS = (Bezier, Checkpoint, Hull, Polar, Voronoi)
+
+
+def register_builtins(registry: Any) -> None:
+    """Adds the built-in generators and stages to ``registry`` (replacing same names)."""
+    from .repulsive import Repulsive
+
+    for cls in (*BUILTINS, Repulsive, ZProfile):
+        registry.add(cls, replace=True, _builtin=True)
+
+
+__all__ = [
+    "BUILTINS",
+    "Bezier",
+    "BezierParams",
+    "Checkpoint",
+    "CheckpointParams",
+    "Hull",
+    "HullParams",
+    "Polar",
+    "PolarParams",
+    "Voronoi",
+    "VoronoiParams",
+    "ZProfile",
+    "ZProfileParams",
+    "register_builtins",
+]

@@ -1,0 +1,632 @@
+"""``TrackGenerator``: generator -> resample -> post stages -> validity, recorded once.
+
+The pipeline, per call:
+
+1. head: which envs are active (all for ``generate``, the invalid ones or a given mask for
+   ``regenerate``) and their base seeds, on the device;
+2. the generator (a Stage, or a GeneratorSpec through its adapter) writes a raw loop;
+3. resample to ``num_points`` by arc length (active envs only), attributes with it;
+4. post stages (the z profile) write per-point attributes;
+5. the validity stage decides ``valid`` on the device (closed, simple, turning number
+   +-1, minimum turn radius, track-width clearance) and counts the valid envs.
+
+The first call runs eagerly (the warm-up that loads every kernel); later calls replay a
+recording (Warp graph capture, on the CPU too), except a HOST generator, which runs
+eagerly each call between two replayed segments. A steady call reads nothing back.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ..errors import GeneratorError, LegacyPluginStreamError, NotCapturableError, ParamsError
+from ..params import Params
+from . import ops
+from .config import TrackGenConfig, ValidityParams
+from .exec import LaunchContext, StageBuilder
+from .ops import _kernels as _k
+from .plugin import CaptureClass, GeneratorSpec, Stage, registry
+
+_legacy_lock = threading.RLock()
+
+
+class _SpecStage(Stage):
+    """The adapter stage that runs a ``GeneratorSpec``."""
+
+    writes = ("xy", "valid")
+
+    def __init__(self, spec: GeneratorSpec):
+        self.spec = spec
+        self.name = spec.name  # type: ignore[misc]
+        self.Params = spec.params  # type: ignore[misc]
+        self.capture = CaptureClass.GRAPH if spec.capturable else CaptureClass.HOST  # type: ignore[misc]
+
+    def build(self, b: StageBuilder, params: Params | None) -> Callable[[Any], None]:
+        spec = self.spec
+        cfg = b.config
+        scratch = spec.alloc_scratch(cfg)
+        xy = b.write("xy")
+        valid = b.write("valid")
+        seeds = b.seed
+
+        def enqueue(ctx: Any) -> None:
+            if spec.accepts_ctx:
+                spec.generate(seeds, cfg, xy, valid, scratch, ctx=ctx)
+                return
+            _check_legacy_stream(ctx, spec.name)
+            with _legacy_lock, ctx.scope():
+                spec.generate(seeds, cfg, xy, valid, scratch)
+
+        return enqueue
+
+
+def _check_legacy_stream(ctx: Any, name: str) -> None:
+    if not ctx.recording or ctx.stream is None:
+        return
+    current = wp.get_stream(ctx.device)
+    if ctx.stream is not current and getattr(ctx.stream, "cuda_stream", 0) != getattr(
+        current, "cuda_stream", 1
+    ):
+        raise LegacyPluginStreamError(
+            f"generator {name!r} (accepts_ctx=False): expected the capture stream to be Warp's "
+            f"current stream, got {ctx.stream!r}; set accepts_ctx=True in the spec"
+        )
+
+
+def as_stage(spec: Any) -> Stage:
+    """Returns a Stage instance for a Stage class, a Stage instance or a GeneratorSpec.
+
+    Raises:
+        GeneratorError: anything else.
+    """
+    if isinstance(spec, GeneratorSpec):
+        return _SpecStage(spec)
+    if isinstance(spec, type) and issubclass(spec, Stage):
+        return spec()
+    if isinstance(spec, Stage):
+        return spec
+    raise GeneratorError(f"generator: expected a Stage or a GeneratorSpec, got {spec!r}")
+
+
+def resolve_params(stage: Stage, config: TrackGenConfig) -> Params | None:
+    """Returns the stage's validated Params instance from ``config.generator_params``.
+
+    A ``TrackGenConfig`` subclass without ``generator_params`` is read with ``from_legacy``.
+
+    Raises:
+        GeneratorError: values the Params class refuses, or params for a generator without
+            a Params class (the message names the generator, the field and the value).
+    """
+    pcls = stage.Params
+    gp = config.generator_params
+    name = stage.name
+    if pcls is None:
+        if gp is None or (isinstance(gp, Mapping) and not gp):
+            return None
+        raise GeneratorError(
+            f"generator_params of {name!r}: expected none (it has no Params class), got {gp!r}"
+        )
+    try:
+        if gp is None and type(config) is not TrackGenConfig:
+            return pcls.from_legacy(config)
+        return pcls.resolve(gp)
+    except ParamsError as exc:
+        raise GeneratorError(f"generator_params of {name!r}: {exc}") from exc
+
+
+@dataclasses.dataclass
+class TrackResult:
+    """The device arrays of the last call (the same arrays every call; nothing is read back).
+
+    Attributes:
+        xy: ``[E*N]`` vec2 centerlines. valid: ``[E]`` int32 (1 valid).
+        attributes: per-point ``[E*N]`` float32 attributes by name (``"z"``...).
+        reason: ``[E]`` int32 bits of why an env is invalid (see ``REASONS``).
+        crossings: ``[E]`` int32 crossing segment pairs. turning: ``[E]`` int32 turning numbers.
+        valid_count: ``[1]`` int32 number of valid envs (the live count).
+    """
+
+    xy: wp.array
+    valid: wp.array
+    attributes: dict[str, wp.array]
+    reason: wp.array
+    crossings: wp.array
+    turning: wp.array
+    valid_count: wp.array
+    num_envs: int
+    num_points: int
+    ctx: Any = dataclasses.field(repr=False, default=None)
+
+    def __getitem__(self, name: str) -> wp.array:
+        if name in self.attributes:
+            return self.attributes[name]
+        if name in ("xy", "valid", "reason", "crossings", "turning", "valid_count"):
+            return getattr(self, name)
+        raise KeyError(
+            f"track result: expected one of {['xy', 'valid', *sorted(self.attributes)]}, "
+            f"got {name!r}"
+        )
+
+    def num_valid(self) -> int:
+        """Reads the live count of valid envs back (one readback)."""
+        return int(self.ctx.readback(self.valid_count)[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Reads every array back: xy ``[E, N, 2]``, valid, reason, crossings, turning,
+        attributes ``[E, N]``."""
+        E, N = self.num_envs, self.num_points
+        out = {
+            "xy": self.ctx.readback(self.xy).reshape(E, N, 2),
+            "valid": self.ctx.readback(self.valid),
+            "reason": self.ctx.readback(self.reason),
+            "crossings": self.ctx.readback(self.crossings),
+            "turning": self.ctx.readback(self.turning),
+        }
+        for name, arr in sorted(self.attributes.items()):
+            out[name] = self.ctx.readback(arr).reshape(E, N)
+        return out
+
+    def fingerprint(self) -> str:
+        """Returns the sha256 of xy, valid and the attributes (sorted by name), as hex."""
+        h = hashlib.sha256()
+        data = self.numpy()
+        for key in ["xy", "valid", *sorted(self.attributes)]:
+            h.update(key.encode())
+            h.update(np.ascontiguousarray(data[key]).tobytes())
+        return h.hexdigest()
+
+
+#: what each bit of ``TrackResult.reason`` means
+REASONS = {
+    1: "rejected by the generator",
+    2: "not closed (non-finite point or zero-length segment)",
+    4: "self-intersecting",
+    8: "turning number not +-1",
+    16: "turn radius below min_turn_radius",
+    32: "clearance below track_width",
+}
+
+
+@dataclasses.dataclass
+class _Step:
+    name: str
+    capture: CaptureClass
+    run: Callable[[Any], None]
+
+
+class TrackGenerator:
+    """Generates ``num_envs`` closed centerlines of ``num_points`` points per call.
+
+    Args:
+        config: a ``TrackGenConfig`` (or a subclass carrying a legacy plugin's knobs).
+        ctx: the launch context to emit through (a new one on ``config.device`` when None).
+
+    Raises:
+        GeneratorError: an unknown generator or refused ``generator_params``.
+        ParamsError: a refused config field.
+    """
+
+    def __init__(self, config: TrackGenConfig, ctx: LaunchContext | None = None):
+        if not isinstance(config, TrackGenConfig):
+            raise ParamsError(f"TrackGenerator config: expected a TrackGenConfig, got {config!r}")
+        self.ctx = ctx if ctx is not None else LaunchContext(config.device)
+        self._setup(config)
+
+    # -- construction --------------------------------------------------------------------
+    def _setup(self, config: TrackGenConfig) -> None:
+        spec = registry.get("generator", config.generator)
+        stage = as_stage(spec)
+        params = resolve_params(stage, config)
+        cfg = copy.copy(config)
+        cfg.generator_params = params
+        cfg.device = self.ctx.device
+        self.config, self.spec, self.stage, self.params = cfg, spec, stage, params
+        E, N = cfg.num_envs, cfg.num_points
+        raw = int(stage.raw_points(cfg, params))
+        if raw < 3:
+            raise GeneratorError(f"{stage.name} raw_points: expected an integer >= 3, got {raw}")
+        self.raw = raw
+        dev = self.ctx.device
+        z32 = lambda n, dt=wp.int32: wp.zeros(n, dtype=dt, device=dev)  # noqa: E731
+        self._env_seed = wp.array(np.array(cfg.env_seed_values(), dtype=np.int32), device=dev)
+        self._epoch = wp.full(1, cfg.epoch, dtype=wp.int32, device=dev)
+        self._mode = z32(1)
+        self._user_mask = z32(E)
+        self._attempt = z32(E)
+        self._active = wp.full(E, 1, dtype=wp.int32, device=dev)
+        self.seeds = z32(E)
+        self._raw_xy = wp.zeros(E * raw, dtype=wp.vec2, device=dev)
+        self._gen_valid = wp.full(E, 1, dtype=wp.int32, device=dev)
+        self._arc = ops.ArcScratch.alloc(dev, E, raw, N)
+        self._grid = ops.GridScratch.alloc(dev, E, N)
+        xy = wp.zeros(E * N, dtype=wp.vec2, device=dev)
+        self._raw_attrs: dict[str, wp.array] = {}
+        self._attrs: dict[str, wp.array] = {}
+        self._dyn: dict[tuple[str, str], wp.array] = {}
+        self.result = TrackResult(
+            xy=xy,
+            valid=z32(E),
+            attributes=self._attrs,
+            reason=z32(E),
+            crossings=z32(E),
+            turning=z32(E),
+            valid_count=z32(1),
+            num_envs=E,
+            num_points=N,
+            ctx=self.ctx,
+        )
+        self._steps: list[_Step] = []
+        self._counts_written: wp.array | None = None
+        self._build_generator(stage, params, cfg)
+        self._build_resample(stage)
+        self._post_stages = self._build_post(cfg)
+        self._build_validity(cfg.validity)
+        self._plans: dict[str, list[Any]] = {}
+        self._run_eager("generate")
+
+    def _param_buffer(self, key: str, pcls: type[Params] | None, values: Params | None):
+        def get(name: str) -> wp.array:
+            if pcls is None or name not in pcls.dynamic_fields():
+                dyn = [] if pcls is None else pcls.dynamic_fields()
+                raise GeneratorError(f"{key} b.param: expected a dynamic field {dyn}, got {name!r}")
+            buf = self._dyn.get((key, name))
+            if buf is None:
+                buf = self._dyn[(key, name)] = wp.array(
+                    [_param_value(pcls, name, getattr(values, name))],
+                    dtype=_param_dtype(pcls, name),
+                    device=self.ctx.device,
+                )
+            return buf
+
+        return get
+
+    def _build_generator(self, stage: Stage, params: Params | None, cfg: TrackGenConfig) -> None:
+        E, raw = cfg.num_envs, self.raw
+        attrs = dict(getattr(stage, "attributes", {}) or {})
+
+        def attr_out(name: str) -> Callable[[], wp.array]:
+            def make() -> wp.array:
+                if name not in self._raw_attrs:
+                    self._raw_attrs[name] = wp.zeros(E * raw, dtype=float, device=self.ctx.device)
+                    self._attrs[name] = wp.zeros(
+                        E * cfg.num_points, dtype=float, device=self.ctx.device
+                    )
+                return self._raw_attrs[name]
+
+            return make
+
+        outputs: dict[str, Callable[[], wp.array]] = {
+            "xy": lambda: self._raw_xy,
+            "valid": lambda: self._gen_valid,
+            "count": lambda: self._raw_count(),
+        }
+        for name in attrs:
+            outputs[name] = attr_out(name)
+        b = StageBuilder(
+            stage=stage,
+            config=cfg,
+            raw=raw,
+            seed=self.seeds,
+            active=self._active,
+            outputs=outputs,
+            inputs={},
+            param_buffer=self._param_buffer("generator", stage.Params, params),
+        )
+        enqueue = stage.build(b, params)
+        if not callable(enqueue):
+            raise GeneratorError(
+                f"{stage.name}.build: expected it to return enqueue(ctx), got {enqueue!r}"
+            )
+        self.builder = b
+        gen_valid = self._gen_valid
+
+        def run(ctx: Any) -> None:
+            ctx.fill(gen_valid, 1)
+            enqueue(ctx)
+
+        self._steps.append(_Step(f"generator:{stage.name}", stage.capture, run))
+
+    def _raw_count(self) -> wp.array:
+        if self._counts_written is None:
+            self._counts_written = wp.full(
+                self.config.num_envs, self.raw, dtype=wp.int32, device=self.ctx.device
+            )
+        return self._counts_written
+
+    def _build_resample(self, stage: Stage) -> None:
+        E, N, raw = self.config.num_envs, self.config.num_points, self.raw
+        res, arc, active = self.result, self._arc, self._active
+        counts = self._counts_written if self._counts_written is not None else arc.counts
+        direct = "uniform" in stage.provides and raw == N and counts is arc.counts
+        raw_attrs = dict(self._raw_attrs)
+
+        def run(ctx: Any) -> None:
+            if direct:
+                ctx.launch(_k._masked_copy_k, E * N, [self._raw_xy, res.xy, N, active])
+                for name, src in raw_attrs.items():
+                    ctx.launch(_k._masked_copy_f_k, E * N, [src, self._attrs[name], N, active])
+                return
+            ops.arc_resample(ctx, self._raw_xy, res.xy, arc, E, raw, N, counts, active)
+            for name, src in raw_attrs.items():
+                ops.arc_resample_attribute(ctx, src, self._attrs[name], arc, E, raw, N, counts, active)
+
+        self._steps.append(_Step("resample", CaptureClass.GRAPH, run))
+
+    def _build_post(self, cfg: TrackGenConfig) -> list[Any]:
+        zp = cfg.z_profile
+        if zp is None or zp is False:
+            return []
+        stage = as_stage(registry.get("stage", "z_profile"))
+        pcls = stage.Params
+        try:
+            params = pcls.resolve(None if zp is True else zp) if pcls is not None else None
+        except ParamsError as exc:
+            raise GeneratorError(f"z_profile: {exc}") from exc
+        E, N = cfg.num_envs, cfg.num_points
+
+        def attr_out(name: str) -> Callable[[], wp.array]:
+            def make() -> wp.array:
+                if name not in self._attrs:
+                    self._attrs[name] = wp.zeros(E * N, dtype=float, device=self.ctx.device)
+                return self._attrs[name]
+
+            return make
+
+        b = StageBuilder(
+            stage=stage,
+            config=cfg,
+            raw=N,
+            seed=self.seeds,
+            active=self._active,
+            outputs={n: attr_out(n) for n in stage.attributes},
+            inputs={"xy": self.result.xy, "valid": self.result.valid, **self._attrs},
+            param_buffer=self._param_buffer("z_profile", pcls, params),
+        )
+        enqueue = stage.build(b, params)
+        self._steps.append(_Step(f"stage:{stage.name}", stage.capture, enqueue))
+        return [(stage, params)]
+
+    def _build_validity(self, vp: ValidityParams) -> None:
+        E, N = self.config.num_envs, self.config.num_points
+        get = self._param_buffer("validity", ValidityParams, vp)
+        min_r, width = get("min_turn_radius"), get("track_width")
+        res, grid = self.result, self._grid
+
+        def run(ctx: Any) -> None:
+            ctx.launch(
+                _k._validity_k,
+                E,
+                [
+                    res.xy,
+                    N,
+                    self._active,
+                    self._gen_valid,
+                    min_r,
+                    width,
+                    grid.grid,
+                    grid.start,
+                    grid.items,
+                    grid.cap,
+                    res.valid,
+                    res.reason,
+                    res.crossings,
+                    res.turning,
+                ],
+            )
+            ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
+
+        self._steps.append(_Step("validity", CaptureClass.GRAPH, run))
+
+    # -- running ------------------------------------------------------------------------------
+    def _head(self, mode: str) -> _Step:
+        E = self.config.num_envs
+
+        def run(ctx: Any) -> None:
+            if mode == "generate":
+                ctx.launch(_k._all_active_k, E, [self._active, self._attempt])
+            else:
+                ctx.launch(
+                    _k._select_k,
+                    E,
+                    [self.result.valid, self._user_mask, self._mode, self._active, self._attempt],
+                )
+            ctx.launch(
+                _k._seeds_k,
+                E,
+                [self._env_seed, self._epoch, self._attempt, self._active, self.seeds],
+            )
+
+        return _Step(f"head:{mode}", CaptureClass.GRAPH, run)
+
+    def _run_step(self, step: _Step, ctx: Any) -> None:
+        if step.capture is CaptureClass.HOST:
+            step.run(ctx)
+        else:
+            with ctx.strict():
+                step.run(ctx)
+
+    def _run_eager(self, mode: str) -> None:
+        for step in [self._head(mode), *self._steps]:
+            self._run_step(step, self.ctx)
+
+    def _plan(self, mode: str) -> list[Any]:
+        plan = self._plans.get(mode)
+        if plan is not None:
+            return plan
+        plan = []
+        group: list[_Step] = []
+
+        def close() -> None:
+            if group:
+                steps = list(group)
+                plan.append(self.ctx.record(lambda: [self._run_step(s, self.ctx) for s in steps]))
+                group.clear()
+
+        for step in [self._head(mode), *self._steps]:
+            if step.capture is CaptureClass.HOST:
+                close()
+                plan.append(step)
+            else:
+                group.append(step)
+        close()
+        self._plans[mode] = plan
+        return plan
+
+    def _run(self, mode: str) -> TrackResult:
+        for item in self._plan(mode):
+            if isinstance(item, _Step):
+                self._run_step(item, self.ctx)
+            else:
+                item.replay()
+        return self.result
+
+    @property
+    def host_driven(self) -> bool:
+        """True when a stage is HOST (it runs eagerly each call)."""
+        return any(s.capture is CaptureClass.HOST for s in self._steps)
+
+    def generate(self, epoch: int | None = None) -> TrackResult:
+        """Generates every env (for ``epoch`` when given) and returns the device arrays.
+
+        Raises:
+            ParamsError: an epoch that is not an integer >= 0.
+        """
+        if epoch is not None:
+            if isinstance(epoch, bool) or int(epoch) != epoch or epoch < 0:
+                raise ParamsError(f"generate epoch: expected an integer >= 0, got {epoch!r}")
+            if int(epoch) != self.config.epoch:
+                self.config.epoch = int(epoch)
+                self.ctx.fill(self._epoch, int(epoch))
+        return self._run("generate")
+
+    def regenerate(self, mask: Any = None) -> TrackResult:
+        """Regenerates the envs ``mask`` names (the invalid ones when None) with new seeds.
+
+        Args:
+            mask: None, or ``[E]`` ints/bools (a NumPy array, a list or an int32 device array):
+                non-zero envs are regenerated. Every other env keeps its bytes.
+
+        Raises:
+            ParamsError: a mask of the wrong length.
+        """
+        E = self.config.num_envs
+        if mask is None:
+            self.ctx.fill(self._mode, 0)
+        else:
+            if isinstance(mask, wp.array):
+                if mask.shape != (E,) or mask.dtype != wp.int32:
+                    raise ParamsError(
+                        f"regenerate mask: expected an [{E}] int32 array, got {mask.shape} "
+                        f"{mask.dtype}"
+                    )
+                self.ctx.copy(self._user_mask, mask)
+            else:
+                m = np.asarray(mask).astype(np.int32).reshape(-1)
+                if m.shape != (E,):
+                    raise ParamsError(
+                        f"regenerate mask: expected {E} values, got {np.asarray(mask).shape}"
+                    )
+                self.ctx.copy(self._user_mask, self.ctx.upload(m, wp.int32))
+            self.ctx.fill(self._mode, 1)
+        return self._run("regenerate")
+
+    def enqueue(self, ctx: LaunchContext, mode: str = "generate") -> None:
+        """Emits one whole call through ``ctx`` (for recording into a caller's graph).
+
+        Raises:
+            NotCapturableError: the pipeline has a HOST stage and ``ctx`` is recording.
+            LegacyPluginStreamError: a legacy plugin recorded on another stream.
+        """
+        if ctx.recording and self.host_driven:
+            raise NotCapturableError(
+                f"generator {self.stage.name!r}: expected a capturable generator inside a "
+                "caller's recording, got a HOST one (capturable=False); call generate() instead"
+            )
+        for step in [self._head(mode), *self._steps]:
+            self._run_step(step, ctx)
+
+    def update(
+        self,
+        generator_params: Mapping[str, Any] | None = None,
+        validity: Mapping[str, Any] | None = None,
+        z_profile: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Changes parameters; dynamic fields are written to their device buffers (no new
+        recording), a static change rebuilds the pipeline.
+
+        Returns:
+            True when the pipeline was rebuilt.
+
+        Raises:
+            GeneratorError: values the Params classes refuse.
+        """
+        cfg = copy.copy(self.config)
+        rebuild = False
+        writes: list[tuple[str, str, Any, type[Params]]] = []
+        if generator_params:
+            if self.params is None:
+                raise GeneratorError(
+                    f"generator_params of {self.stage.name!r}: expected none, got "
+                    f"{dict(generator_params)!r}"
+                )
+            try:
+                new = self.params.replace(**generator_params)
+            except ParamsError as exc:
+                raise GeneratorError(f"generator_params of {self.stage.name!r}: {exc}") from exc
+            dyn = set(type(new).dynamic_fields())
+            for k in generator_params:
+                if k not in dyn:
+                    rebuild = True
+                writes.append(("generator", k, getattr(new, k), type(new)))
+            cfg.generator_params = new
+        if validity:
+            new_v = cfg.validity.replace(**validity)
+            for k in validity:
+                writes.append(("validity", k, getattr(new_v, k), ValidityParams))
+            cfg.validity = new_v
+        if z_profile:
+            if not self._post_stages:
+                raise GeneratorError("z_profile: expected a generator built with z_profile, got none")
+            stage, zparams = self._post_stages[0]
+            try:
+                new_z = zparams.replace(**z_profile)
+            except ParamsError as exc:
+                raise GeneratorError(f"z_profile: {exc}") from exc
+            for k in z_profile:
+                if k not in type(new_z).dynamic_fields():
+                    rebuild = True
+                writes.append(("z_profile", k, getattr(new_z, k), type(new_z)))
+            cfg.z_profile = new_z.to_dict()
+        if rebuild:
+            self._setup(cfg)
+            return True
+        for key, name, value, pcls in writes:
+            buf = self._dyn.get((key, name))
+            if buf is not None:
+                self.ctx.fill(buf, _param_value(pcls, name, value))
+        self.config = cfg
+        self.params = cfg.generator_params
+        if self._post_stages and z_profile:
+            self._post_stages = [(self._post_stages[0][0], new_z)]
+        return False
+
+
+def _param_dtype(pcls: type[Params], name: str) -> Any:
+    t = pcls.fields()[name].type
+    return wp.int32 if t in (int, bool) else wp.float32
+
+
+def _param_value(pcls: type[Params], name: str, value: Any) -> Any:
+    t = pcls.fields()[name].type
+    return int(value) if t in (int, bool) else float(value)
+
+
+__all__ = ["REASONS", "TrackGenerator", "TrackResult", "as_stage", "resolve_params"]

@@ -1,0 +1,218 @@
+"""explore(): drive the controls from Python, wait for the cook, read counts and report."""
+
+from __future__ import annotations
+
+import threading
+
+import matplotlib
+import numpy as np
+import pytest
+from ui_fake_target import FakeParams, fake_tracks
+
+from procgen_nb import CookError
+from procgen_nb.demo import build_demo_graph
+from procgen_nb.errors import ParamsError
+from procgen_nb.params import Field, Params
+from procgen_nb.ui import ExploreView, FunctionTarget, explore
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def view():
+    v = explore(fake_tracks, params=FakeParams, min_interval=0.0)
+    yield v
+    v.close()
+
+
+def _expected_valid(p: FakeParams) -> int:
+    """Independent reference: an env is valid when every point is min_radius from 0."""
+    xy = fake_tracks(p)["xy"]
+    r = np.hypot(xy[..., 0], xy[..., 1])
+    return int(np.sum(r.min(axis=1) >= p.min_radius - 1e-12))
+
+
+def test_first_cook_draws_and_counts(view):
+    frame = view.wait(30)
+    assert view.error == ""
+    assert frame is view.frame and view.cooks == 1
+    assert bytes(view.image.value).startswith(PNG)
+    assert bytes(view.counts_image.value).startswith(PNG)
+    assert frame.counts["envs"] == 9
+    assert frame.counts["points per env"] == 64
+    assert frame.counts["valid envs"] == _expected_valid(FakeParams())
+    assert frame.counts["controls kept"] == 9 * 5
+    assert "<td>valid envs</td>" in view.counts_text.value
+    assert "fake_tracks" in view.report.value and "launches" in view.report.value
+    assert view.progress.layout.visibility == "hidden"
+    assert "cooked in" in view.status.value
+
+
+def test_moving_a_slider_cooks_and_updates_counts_and_image(view):
+    view.wait(30)
+    before_png, before = view.image.value, view.counts
+    view.form.widget("min_radius").value = 0.9
+    view.form.widget("jitter").value = 0.8
+    frame = view.wait(30)
+    p = FakeParams(min_radius=0.9, jitter=0.8)
+    assert view.value == p
+    assert frame.counts["valid envs"] == _expected_valid(p)
+    assert frame.counts["valid envs"] < before["valid envs"]
+    assert view.image.value != before_png
+    view.set(num_envs=4, lobes=7)
+    frame = view.wait(30)
+    assert frame.counts["envs"] == 4 and frame.counts["controls kept"] == 28
+    assert frame.tracks.shape == (4, 64, 2)
+
+
+def test_gates_are_counted_and_drawn(view):
+    view.set(gates=5)
+    frame = view.wait(30)
+    assert frame.gates.positions.shape == (9, 5, 2)
+    assert frame.counts["gates per env (mean)"] == 5
+    assert frame.counts["gates per env (min)"] == 5
+
+
+def test_refusal_shows_in_form_and_the_view_keeps_cooking(view):
+    view.wait(30)
+    cooks = view.cooks
+    view.form.widget("seed").value = -4
+    assert "FakeParams.seed: expected a value in [0, 2147483647], got -4" in view.form.error
+    assert view.value.seed == 0
+    view.wait(30)
+    assert view.cooks == cooks
+    with pytest.raises(ParamsError, match="FakeParams.lobes"):
+        view.set(lobes=99)
+
+
+def test_no_figure_piles_up(view):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    for k in range(4):
+        view.set(seed=k + 1)
+        view.wait(30)
+    assert plt.get_fignums() == before
+    assert matplotlib.get_backend()  # the view never switched pyplot's backend on
+
+
+def test_copy_as_code_recreates_the_params(view):
+    view.set(lobes=8, jitter=0.125, seed=77, gates=2)
+    view.wait(30)
+    view.code_button.click()
+    code = view.code_area.value
+    assert code == view.code()
+    ns: dict = {}
+    exec(compile(code, "<copied>", "exec"), ns)
+    assert ns["params"] == view.value == FakeParams(lobes=8, jitter=0.125, seed=77, gates=2)
+    np.testing.assert_array_equal(ns["result"]["xy"], view.frame.tracks)
+    assert view.code_area.layout.display is None
+
+
+class Slow(Params):
+    n: int = Field(1, bounds=(0, 100))
+
+
+def test_progress_shows_during_long_work_and_changes_queue():
+    entered, release = threading.Event(), threading.Event()
+    seen = []
+
+    def slow(p):
+        seen.append(p.n)
+        entered.set()
+        assert release.wait(20)
+        return {"xy": np.zeros((1, 8, 2)) + p.n, "valid": [1]}
+
+    v = explore(slow, params=Slow, min_interval=0.0)
+    try:
+        assert entered.wait(20)
+        assert v.progress.layout.visibility == "visible"
+        assert "calling slow" in v.status.value
+        for n in range(2, 9):  # changes during the cook: only the last one stays queued
+            v.set(n=n)
+        release.set()
+        frame = v.wait(30)
+        assert seen == [1, 8]
+        assert frame.tracks[0, 0, 0] == 8
+        assert v.progress.layout.visibility == "hidden"
+    finally:
+        release.set()
+        v.close()
+
+
+def test_a_failed_cook_shows_its_message_and_keeps_the_last_frame():
+    def flaky(p):
+        if p.n == 3:
+            raise CookError("graph 'x': node 'n' failed in op device.kernel: boom", node="n")
+        return {"xy": np.ones((2, 8, 2)) * p.n}
+
+    v = explore(flaky, params=Slow, min_interval=0.0)
+    try:
+        good = v.wait(30)
+        png = v.image.value
+        v.set(n=3)
+        assert v.wait(30) is good
+        assert v.error == "graph 'x': node 'n' failed in op device.kernel: boom"
+        assert "cook failed" in v.status.value and "boom" in v.status.value
+        assert v.image.value == png
+        v.set(n=4)
+        v.wait(30)
+        assert v.error == "" and v.frame.tracks[0, 0, 0] == 4
+    finally:
+        v.close()
+
+
+def test_cook_now_and_a_target_instance():
+    target = FunctionTarget(fake_tracks, FakeParams(num_envs=2), name="fake")
+    v = ExploreView(target, cook=False, min_interval=0.0)
+    try:
+        assert v.frame is None and v.counts == {}
+        frame = v.cook_now(30)
+        assert frame.counts["envs"] == 2
+        assert "<b>fake</b>" in v.form.children[0].value
+    finally:
+        v.close()
+
+
+def test_explore_refuses_what_it_cannot_cook():
+    with pytest.raises(ParamsError, match="expected a generator name, a Stage"):
+        explore(42)
+    with pytest.raises(ParamsError, match="expected a Params class"):
+        explore(fake_tracks, params=3)
+
+
+def test_explore_a_graph_counts_what_numpy_counts():
+    g = build_demo_graph()
+    v = explore(g, min_interval=0.0)
+    try:
+        frame = v.wait(60)
+        assert v.error == ""
+        assert list(v.form.controls) == [
+            "points.n",
+            "points.seed",
+            "keep.shape",
+            "keep.radius",
+            "keep.inner",
+        ]
+
+        def inside(n, seed, r):
+            pts = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
+            return int(np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(r)))
+
+        assert frame.counts["points"] == 2000
+        assert frame.counts["kept"] == inside(2000, 7, 0.6)
+        assert frame.counts["offsets.total"] == inside(2000, 7, 0.6)
+        assert set(frame.points) == {"points", "kept"}
+        assert frame.points["kept"].shape == (inside(2000, 7, 0.6), 2)
+        assert [r.name for r in frame.report] == ["points", "keep", "kept", "offsets"]
+        assert frame.report[1].launches >= 2
+        png = v.image.value
+        v.form.widget("keep.radius").value = 0.3
+        frame = v.wait(60)
+        assert frame.counts["kept"] == inside(2000, 7, 0.3)
+        assert v.image.value != png
+        reused = {r.name: r.reused for r in frame.report}
+        assert reused == {"points": True, "keep": False, "kept": False, "offsets": False}
+        assert "graph.cook(params=params)" in v.code() and "'keep.radius': 0.3" in v.code()
+    finally:
+        v.close()
