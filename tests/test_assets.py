@@ -14,7 +14,7 @@ import procgen_nb as pg
 from procgen_nb import abi, asset
 from procgen_nb.asset import preprocess
 
-GOOD_SRC = '''
+GOOD_SRC = """
 import warp as wp
 
 @wp.kernel
@@ -28,7 +28,7 @@ def {name}(
 ):
     i = wp.tid()
     b[i] = a[i] * scale
-'''
+"""
 
 
 def make_kernel(root: Path, name: str, yml: str, src: str | None = None) -> Path:
@@ -66,9 +66,13 @@ def test_resolve_builtin_and_refusals():
     assert asset.resolve("procgen/gather") is ref
     with pytest.raises(pg.AssetError, match=r"a bare name is refused\), got 'gather'"):
         asset.resolve("gather", "computeShader")
-    with pytest.raises(pg.AssetError, match=r"expected a prefix among \[.*'procgen'.*\], got 'nope'"):
+    with pytest.raises(
+        pg.AssetError, match=r"expected a prefix among \[.*'procgen'.*\], got 'nope'"
+    ):
         asset.resolve("nope/gather", "computeShader")
-    with pytest.raises(pg.AssetError, match=r"expected one of \[.*'procgen/gather'.*\], got 'procgen/nothing'"):
+    with pytest.raises(
+        pg.AssetError, match=r"expected one of \[.*'procgen/gather'.*\], got 'procgen/nothing'"
+    ):
         asset.resolve("procgen/nothing", "computeShader")
     with pytest.raises(pg.AssetError, match="expected 'computeShader', got 'fragmentShader'"):
         asset.resolve("procgen/gather", "fragmentShader")
@@ -152,9 +156,15 @@ def test_schema_and_source_mismatch_refused(lab):
     make_kernel(
         lab,
         "mism",
-        GOOD_YAML.replace("name: a, kind: buffer, access: read, element: f32", "name: a, kind: buffer, access: read, element: i32"),
+        GOOD_YAML.replace(
+            "name: a, kind: buffer, access: read, element: f32",
+            "name: a, kind: buffer, access: read, element: i32",
+        ),
     )
-    with pytest.raises(pg.BindingsFileError, match=r"bindings\[a\].element: the kernel declares f32, the schema states i32"):
+    with pytest.raises(
+        pg.BindingsFileError,
+        match=r"bindings\[a\].element: the kernel declares f32, the schema states i32",
+    ):
         asset.resolve("lab/mism").variant()
 
 
@@ -166,7 +176,10 @@ def test_direct_limit_refused_naming_kernel_variant_count(lab):
         f"  - {{ name: a{i}, kind: buffer, access: read_write, element: f32 }}\n" for i in range(n)
     )
     make_kernel(lab, "wide", yml, src)
-    with pytest.raises(pg.DirectLimitError, match=r"kernel lab/wide variant \[default\]: expected at most abi.direct_limit=8 storage buffers, got 9"):
+    with pytest.raises(
+        pg.DirectLimitError,
+        match=r"kernel lab/wide variant \[default\]: expected at most abi.direct_limit=8 storage buffers, got 9",
+    ):
         asset.resolve("lab/wide").variant()
 
 
@@ -183,15 +196,27 @@ def test_variant_built_once_per_process(lab):
 
 # -- the preprocessor ---------------------------------------------------------------------
 
+
 def test_preprocess_hand_worked():
     src = "a\n# @when K x\nb\n  # @when J y|z\nc\n  # @end\n# @end\nd\n"
-    assert preprocess(src, {"K": "x", "J": "z"}).splitlines() == ["a", "", "b", "", "c", "", "", "d"]
+    assert preprocess(src, {"K": "x", "J": "z"}).splitlines() == [
+        "a",
+        "",
+        "b",
+        "",
+        "c",
+        "",
+        "",
+        "d",
+    ]
     assert preprocess(src, {"K": "x", "J": "q"}).splitlines() == ["a", "", "b", "", "", "", "", "d"]
     assert preprocess(src, {"K": "w", "J": "y"}).splitlines() == ["a", "", "", "", "", "", "", "d"]
 
 
 def test_preprocess_refusals():
-    with pytest.raises(pg.BindingsFileError, match="expected '# @end' for every '# @when', got 1 open"):
+    with pytest.raises(
+        pg.BindingsFileError, match="expected '# @end' for every '# @when', got 1 open"
+    ):
         preprocess("# @when K x\nb\n", {"K": "x"})
     with pytest.raises(pg.BindingsFileError, match="expected '# @when' before '# @end'"):
         preprocess("b\n# @end\n", {"K": "x"})

@@ -41,12 +41,16 @@ def test_ops_state_where_they_run():
 
 
 def test_bare_name_refused():
-    with pytest.raises(pg.BindingError, match=r"expected a reference from asset.resolve.*got 'procgen/gather'"):
+    with pytest.raises(
+        pg.BindingError, match=r"expected a reference from asset.resolve.*got 'procgen/gather'"
+    ):
         ops.device.kernel(kernel="procgen/gather", domain=1)
 
 
 def test_unknown_keyword_refused():
-    with pytest.raises(pg.BindingError, match=r"device.kernel: expected keyword arguments among .*got \['binds'\]"):
+    with pytest.raises(
+        pg.BindingError, match=r"device.kernel: expected keyword arguments among .*got \['binds'\]"
+    ):
         ops.device.kernel(kernel=K("tk_sized"), binds={})
 
 
@@ -62,11 +66,18 @@ def test_uniforms_vec_spread_step_and_auto_names(device):
 
 
 def test_uniform_refusals(device):
-    with pytest.raises(pg.BindingError, match=r"tk/tk_uniforms: uniform 'speed': expected one of \[.*'a'.*\], got 3"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"tk/tk_uniforms: uniform 'speed': expected one of \[.*'a'.*\], got 3",
+    ):
         ops.device.kernel(kernel=K("tk_uniforms"), domain=1, uniforms={"speed": 3}, device=device)
-    with pytest.raises(pg.BindingError, match=r"uniform 'a': expected a Number, a Bool or a Vec, got 'x'"):
+    with pytest.raises(
+        pg.BindingError, match=r"uniform 'a': expected a Number, a Bool or a Vec, got 'x'"
+    ):
         ops.device.kernel(kernel=K("tk_uniforms"), domain=1, uniforms={"a": "x"}, device=device)
-    with pytest.raises(pg.BindingError, match=r"uniforms \['a', .*expected a value for each declared param"):
+    with pytest.raises(
+        pg.BindingError, match=r"uniforms \['a', .*expected a value for each declared param"
+    ):
         ops.device.kernel(kernel=K("tk_uniforms"), domain=1, uniforms={}, device=device)
 
 
@@ -86,25 +97,40 @@ def test_count_is_a_name_any_node_may_give(device):
 def test_specialize_refusals(device):
     g = asset.resolve("procgen/gather")
     src = up({"s": [1.0]}, device)["s"]
-    with pytest.raises(pg.BindingError, match=r"procgen/gather: specialize TYPE: expected one of \['f32', .*got 'f64'"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"procgen/gather: specialize TYPE: expected one of \['f32', .*got 'f64'",
+    ):
         ops.device.kernel(kernel=g, specialize={"TYPE": "f64"}, bind={"src": src}, domain=1)
-    with pytest.raises(pg.BindingError, match=r"specialize: expected keys among \['COUNT', 'TYPE'\], got 'MODE'"):
+    with pytest.raises(
+        pg.BindingError, match=r"specialize: expected keys among \['COUNT', 'TYPE'\], got 'MODE'"
+    ):
         ops.device.kernel(kernel=g, specialize={"MODE": "x"}, bind={"src": src}, domain=1)
 
 
 def test_bind_refusals(device):
     g = asset.resolve("procgen/gather")
     src = up({"s": [1.0, 2.0]}, device)["s"]
-    with pytest.raises(pg.BindingError, match=r"binding 'idx': expected a Column \(bind, columns or bind.columns\), got nothing bound"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"binding 'idx': expected a Column \(bind, columns or bind.columns\), got nothing bound",
+    ):
         ops.device.kernel(kernel=g, bind={"src": src}, domain=2)
-    with pytest.raises(pg.BindingError, match=r"bind 'source': expected a binding among \['dst', 'idx', 'src'\]"):
+    with pytest.raises(
+        pg.BindingError, match=r"bind 'source': expected a binding among \['dst', 'idx', 'src'\]"
+    ):
         ops.device.kernel(kernel=g, bind={"source": src}, domain=2)
-    with pytest.raises(pg.BindingError, match=r"bind 'domain_count': expected a binding among .* in this variant"):
+    with pytest.raises(
+        pg.BindingError, match=r"bind 'domain_count': expected a binding among .* in this variant"
+    ):
         ops.device.kernel(kernel=g, bind={"src": src, "idx": src, "domain_count": src}, domain=2)
     with pytest.raises(pg.BindingError, match=r"binding 'src': expected a Column, got \[1, 2\]"):
         ops.device.kernel(kernel=g, bind={"src": [1, 2], "idx": src}, domain=2)
     v2 = up({"v": [{"x": 1, "y": 2}]}, device)["v"]
-    with pytest.raises(pg.BindingError, match=r"binding 'src': expected a column of f32 elements \(Float\), got Vec2"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"binding 'src': expected a column of f32 elements \(Float\), got Vec2",
+    ):
         ops.device.kernel(kernel=g, bind={"src": v2, "idx": src}, domain=1)
 
 
@@ -113,7 +139,10 @@ def test_domain_refusals(device):
     src = up({"s": [1.0]}, device)["s"]
     for bad, match in [
         (-1, r"domain: expected a Number >= 0, got -1"),
-        ("ten", r"domain: expected a Number, a Column, a live count or \{count=, capacity=\}, got str"),
+        (
+            "ten",
+            r"domain: expected a Number, a Column, a live count or \{count=, capacity=\}, got str",
+        ),
         ({"count": src}, r"domain.capacity: expected a Number >= 0, got None"),
         (None, r"procgen/gather: domain: expected a Number, a Column or a live count, got nothing"),
     ]:
@@ -129,7 +158,11 @@ def test_written_binding_returns_a_copy_and_in_place_cast(device):
     got = read(v=out["v"], w=out["w"], v0=v, w0=w)
     assert got["v"] == [2, 4, -6]  # cast by value (1.5 -> 1), then doubled
     assert got["w"] == [1.5, 2.5, 3.5]
-    assert got["v0"] == [1.5, 2.0, -3.0] and got["w0"] == [1, 2, 3]  # the bound columns are untouched
+    assert got["v0"] == [1.5, 2.0, -3.0] and got["w0"] == [
+        1,
+        2,
+        3,
+    ]  # the bound columns are untouched
 
 
 def test_texture_binding_sets_width_and_height(device):
@@ -144,19 +177,28 @@ def test_texture_binding_sets_width_and_height(device):
 def test_columns_binding_order_and_sorted_names(device):
     cols = up({"a": [1.0, 2.0], "b": [3.0, 4.0]}, device)
     out = ops.device.kernel(
-        kernel=K("tk_columns"), bind={"ordered": cols, "byname": {"b": cols["b"], "a": cols["a"]}}, domain=2
+        kernel=K("tk_columns"),
+        bind={"ordered": cols, "byname": {"b": cols["b"], "a": cols["a"]}},
+        domain=2,
     )["columns"]
     got = read(d=out["dst"], d2=out["dst2"])
     assert got["d"] == [31.0, 42.0]  # order "b a": slot 0 is b
     assert got["d2"] == [13.0, 24.0]  # sorted names: slot 0 is a
-    with pytest.raises(pg.BindingError, match=r"binding 'ordered': expected exactly the columns \['b', 'a'\], got \['a'\]"):
-        ops.device.kernel(kernel=K("tk_columns"), bind={"ordered": {"a": cols["a"]}, "byname": cols}, domain=2)
+    with pytest.raises(
+        pg.BindingError,
+        match=r"binding 'ordered': expected exactly the columns \['b', 'a'\], got \['a'\]",
+    ):
+        ops.device.kernel(
+            kernel=K("tk_columns"), bind={"ordered": {"a": cols["a"]}, "byname": cols}, domain=2
+        )
 
 
 def test_columns_input_and_bind_columns_fill_unbound_read_bindings(device):
     cols = up({"a": [1.0, 2.0], "b": [3.0, 4.0]}, device)
     geo = pg.Geometry(point=cols)
-    out = ops.device.kernel(kernel=K("tk_columns"), columns=geo.point)["columns"]  # domain from the class
+    out = ops.device.kernel(kernel=K("tk_columns"), columns=geo.point)[
+        "columns"
+    ]  # domain from the class
     assert read(d=out["dst"])["d"] == [31.0, 42.0]
     src = up({"src": [5.0, 6.0], "idx": {"type": "Int", "values": [1, 1]}}, device)
     g = ops.device.kernel(kernel=asset.resolve("procgen/gather"), bind={"columns": src}, domain=2)
@@ -170,25 +212,38 @@ def test_output_sized_by_named_bind_number_and_live(device):
     words = wp.array([2], dtype=wp.uint32, device=device)
     live = LiveCount(words, 4)
     before = pg.traffic().readbacks
-    out = ops.device.kernel(kernel=K("tk_sized"), bind={"nv": {"live": live}}, domain=4)["columns"]["out"]
+    out = ops.device.kernel(kernel=K("tk_sized"), bind={"nv": {"live": live}}, domain=4)["columns"][
+        "out"
+    ]
     assert pg.traffic().readbacks == before  # nothing read back to size it
     assert len(out) == 4 and out.live is live
     assert read(o=out)["o"] == [0, 3]
-    with pytest.raises(pg.BindingError, match=r"output 'out' is sized by 'nv': expected a bind or uniform of that name, got none"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"output 'out' is sized by 'nv': expected a bind or uniform of that name, got none",
+    ):
         ops.device.kernel(kernel=K("tk_sized"), domain=4)
-    with pytest.raises(pg.BindingError, match=r"bind 'nv': expected a Number or \{live = <count>\} sizing 'out', got 'x'"):
+    with pytest.raises(
+        pg.BindingError,
+        match=r"bind 'nv': expected a Number or \{live = <count>\} sizing 'out', got 'x'",
+    ):
         ops.device.kernel(kernel=K("tk_sized"), bind={"nv": "x"}, domain=4)
 
 
 def test_appended_output_counter_and_continuing_append(device):
     src = up({"s": [0.1, 0.9, 0.8, 0.2]}, device)["s"]
-    first = ops.device.kernel(kernel=K("tk_append"), bind={"src": src}, domain=4, uniforms={"thresh": 0.5, "tag": 1})["columns"]
+    first = ops.device.kernel(
+        kernel=K("tk_append"), bind={"src": src}, domain=4, uniforms={"thresh": 0.5, "tag": 1}
+    )["columns"]
     items = first["items"]
     assert isinstance(first["items_count"], LiveCount) and items._capacity == 16
     got = read(n=first["items_count"], items=items)
     assert got["n"] == 2 and got["items"] == [1001, 1002]
     second = ops.device.kernel(
-        kernel=K("tk_append"), bind={"src": src, "items": items}, domain=4, uniforms={"thresh": 0.15, "tag": 2}
+        kernel=K("tk_append"),
+        bind={"src": src, "items": items},
+        domain=4,
+        uniforms={"thresh": 0.15, "tag": 2},
     )["columns"]
     got = read(n=second["items_count"], items=second["items"], old=first["items_count"])
     assert got["n"] == 5 and got["items"] == [1001, 1002, 2001, 2002, 2003]
@@ -203,11 +258,21 @@ def test_live_count_domain_runs_device_variant(device):
     idx = up({"i": {"type": "Int", "values": [4, 3, 2, 1, 0]}}, device)["i"]
     g = asset.resolve("procgen/gather")
     for domain in ({"count": Column(words), "capacity": 5}, LiveCount(words, 5)):
-        out = ops.device.kernel(kernel=g, bind={"src": src, "idx": idx}, domain=domain)["columns"]["dst"]
+        out = ops.device.kernel(kernel=g, bind={"src": src, "idx": idx}, domain=domain)["columns"][
+            "dst"
+        ]
         assert len(out) == 5 and out.live is not None
         assert out.data.numpy().tolist() == [5.0, 4.0, 3.0, 0.0, 0.0]  # inert zeros past the count
-    with pytest.raises(pg.BindingError, match=r"specialize COUNT: expected 'device' over a live count domain, got 'plain'"):
-        ops.device.kernel(kernel=g, specialize={"COUNT": "plain"}, bind={"src": src, "idx": idx}, domain=LiveCount(words, 5))
+    with pytest.raises(
+        pg.BindingError,
+        match=r"specialize COUNT: expected 'device' over a live count domain, got 'plain'",
+    ):
+        ops.device.kernel(
+            kernel=g,
+            specialize={"COUNT": "plain"},
+            bind={"src": src, "idx": idx},
+            domain=LiveCount(words, 5),
+        )
 
 
 def test_domain_count_over_plain_number_gets_the_number(device):
@@ -248,7 +313,10 @@ def test_columns_binding_packs_vector_lanes(device):
     cols = up({"a": [{"x": 1, "y": 2}, {"x": 3, "y": 4}], "z": [7.0, 8.0], "b": [0.0, 0.0]}, device)
     out = ops.device.kernel(
         kernel=K("tk_columns"),
-        bind={"ordered": {"a": cols["z"], "b": cols["b"]}, "byname": {"a": cols["a"], "z": cols["z"]}},
+        bind={
+            "ordered": {"a": cols["z"], "b": cols["b"]},
+            "byname": {"a": cols["a"], "z": cols["z"]},
+        },
         domain=2,
     )["columns"]
     assert read(d=out["dst2"])["d"] == [12.0, 34.0]  # rows: a.x, a.y, z

@@ -15,11 +15,18 @@ def test_params_declared_and_validated():
     fields = g.params()
     assert set(fields) == {"points.n", "points.seed", "keep.shape", "keep.radius", "keep.inner"}
     assert fields["keep.shape"].choices == ["disk", "square", "ring"]
-    with pytest.raises(pg.ParamsError, match=r"keep.radius: expected a value in \[0.0, 2.0\], got 5"):
+    with pytest.raises(
+        pg.ParamsError, match=r"keep.radius: expected a value in \[0.0, 2.0\], got 5"
+    ):
         g.cook(params={"keep.radius": 5})
-    with pytest.raises(pg.ParamsError, match=r"expected names among \[.*'keep.radius'.*\], got 'keep.radiu'"):
+    with pytest.raises(
+        pg.ParamsError, match=r"expected names among \[.*'keep.radius'.*\], got 'keep.radiu'"
+    ):
         g.cook(params={"keep.radiu": 1.0})
-    with pytest.raises(pg.ParamsError, match=r"keep.shape: expected one of \['disk', 'square', 'ring'\], got 'star'"):
+    with pytest.raises(
+        pg.ParamsError,
+        match=r"keep.shape: expected one of \['disk', 'square', 'ring'\], got 'star'",
+    ):
         g.cook(params={"keep.shape": "star"})
 
 
@@ -84,12 +91,17 @@ def test_time_and_frame_reach_only_nodes_that_take_them():
 def test_failed_cook_keeps_last_good_outputs_and_names_node_and_op():
     g = build_demo_graph()
     good = g.cook()
-    with pytest.raises(pg.CookError, match=r"node 'keep' \(broken\) failed in op device.kernel: BindingError: .*uniform 'centre_x'") as info:
+    with pytest.raises(
+        pg.CookError,
+        match=r"node 'keep' \(broken\) failed in op device.kernel: BindingError: .*uniform 'centre_x'",
+    ) as info:
         # a node that passes a bad uniform: replace keep's function for this check
         @pg.node(params={"radius": pg.Field(0.5)})
         def broken(points, radius):
             return ops.device.kernel(
-                kernel=pg.asset.resolve("procgen/inside"), bind={"points": points}, domain=points,
+                kernel=pg.asset.resolve("procgen/inside"),
+                bind={"points": points},
+                domain=points,
                 uniforms={"centre": (0, 0), "radius": radius},
             )
 
@@ -114,7 +126,9 @@ def test_graph_wiring_refusals():
     g.add("a", a)
     with pytest.raises(pg.GraphError, match=r"add\(name\): expected a new name, got 'a' again"):
         g.add("a", a)
-    with pytest.raises(pg.GraphError, match=r"input 'x': expected a node added before it among \['a'\], got 'z'"):
+    with pytest.raises(
+        pg.GraphError, match=r"input 'x': expected a node added before it among \['a'\], got 'z'"
+    ):
         g.add("b", b, x="z")
     with pytest.raises(pg.GraphError, match=r"expected inputs among \['x'\], got \['y'\]"):
         g.add("b", b, y="a")
@@ -132,6 +146,15 @@ def test_report_text_and_html():
     g = build_demo_graph()
     r = g.cook()
     text = r.report.to_text(timing=False)
-    assert text.splitlines()[0].split() == ["node", "reused", "launches", "uploads", "readbacks", "waits", "builds", "replays"]
+    assert text.splitlines()[0].split() == [
+        "node",
+        "reused",
+        "launches",
+        "uploads",
+        "readbacks",
+        "waits",
+        "builds",
+        "replays",
+    ]
     assert "total: launches=4 uploads=1 readbacks=0" in text
     assert "<table>" in r.report._repr_html_()

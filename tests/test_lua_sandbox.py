@@ -16,10 +16,13 @@ def lua():
 
 
 @pytest.mark.parametrize(
-    "name", ["os", "io", "require", "dofile", "loadfile", "loadstring", "debug", "package", "python"]
+    "name",
+    ["os", "io", "require", "dofile", "loadfile", "loadstring", "debug", "package", "python"],
 )
 def test_forbidden_globals_are_refused_by_name(lua, name):
-    with pytest.raises(LuaSandboxError, match=rf"'{name}' is not available in the procgen_nb Lua sandbox"):
+    with pytest.raises(
+        LuaSandboxError, match=rf"'{name}' is not available in the procgen_nb Lua sandbox"
+    ):
         lua.call(f"function() return {name} end", node="probe")
 
 
@@ -70,7 +73,9 @@ def test_collectgarbage_is_limited(lua):
 def test_gc_finalizers_are_refused(lua):
     with pytest.raises(LuaSandboxError, match="setmetatable: __gc finalizers are not available"):
         lua.call("function() return setmetatable({}, {__gc = function() end}) end")
-    assert lua.call("function() return getmetatable(setmetatable({}, {__index = {a = 1}})).__index.a end") == [1]
+    assert lua.call(
+        "function() return getmetatable(setmetatable({}, {__index = {a = 1}})).__index.a end"
+    ) == [1]
 
 
 def test_metatables_of_the_sandbox_are_hidden(lua):
@@ -81,14 +86,18 @@ def test_metatables_of_the_sandbox_are_hidden(lua):
 
 def test_python_objects_cannot_be_passed_or_reached(lua):
     with pytest.raises(
-        BindingError, match=r"args\[0\]: expected a Number, String, Bool, List, Record, Column, "
-        r"Geometry, Curve, Handle or Lua value, got object"
+        BindingError,
+        match=r"args\[0\]: expected a Number, String, Bool, List, Record, Column, "
+        r"Geometry, Curve, Handle or Lua value, got object",
     ):
         lua.call("function(x) return x end", [object()])
     with pytest.raises(BindingError, match=r"args\[0\]\['f'\]: expected .* got function"):
         lua.call("function(x) return x end", [{"f": print}])
     # print is a Lua function here, not a Python object with attributes
-    assert lua.call("function() return type(print), print.__globals__ end") == ["function", None] or True
+    assert (
+        lua.call("function() return type(print), print.__globals__ end") == ["function", None]
+        or True
+    )
     with pytest.raises(LuaError):
         lua.call("function() return print.__globals__ end")
 
@@ -156,7 +165,9 @@ def test_runaway_is_stopped_near_its_ceiling(lua, kind):
     assert "the call was stopped" in msg
     assert isinstance(e.value, TimeoutError)
     # the state stays usable and at full speed afterwards
-    assert lua.call("function() local s = 0 for i = 1, 1000 do s = s + i end return s end") == [500500]
+    assert lua.call("function() local s = 0 for i = 1, 1000 do s = s + i end return s end") == [
+        500500
+    ]
 
 
 def test_a_coroutine_made_before_the_call_is_still_charged(lua):
@@ -176,7 +187,9 @@ def test_a_call_under_its_ceiling_runs_to_the_end(lua):
 
 
 def test_ceiling_refuses_a_bad_value(lua):
-    with pytest.raises(BindingError, match=r"ceiling_ms: expected a number >= 0 \(0 for 5000\), got -1"):
+    with pytest.raises(
+        BindingError, match=r"ceiling_ms: expected a number >= 0 \(0 for 5000\), got -1"
+    ):
         lua.call("function() end", ceiling_ms=-1)
 
 
@@ -188,8 +201,13 @@ def test_time_spent_waiting_is_not_charged():
     results = []
 
     def worker():
-        results.append(lua.call("function(n) local s = 0 for i = 1, n do s = s + i end return s end",
-                                [1000], ceiling_ms=50))
+        results.append(
+            lua.call(
+                "function(n) local s = 0 for i = 1, n do s = s + i end return s end",
+                [1000],
+                ceiling_ms=50,
+            )
+        )
 
     t0 = time.thread_time()
     time.sleep(0.1)

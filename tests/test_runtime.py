@@ -21,7 +21,9 @@ def test_env_override_and_refusal(monkeypatch):
     monkeypatch.setenv("PROCGEN_DEVICE", "cpu")
     assert get_device() == "cpu"
     monkeypatch.setenv("PROCGEN_DEVICE", "tpu:3")
-    with pytest.raises(pg.DeviceError, match=r"PROCGEN_DEVICE: expected one of \['cpu'.*got 'tpu:3'"):
+    with pytest.raises(
+        pg.DeviceError, match=r"PROCGEN_DEVICE: expected one of \['cpu'.*got 'tpu:3'"
+    ):
         get_device()
 
 
@@ -49,7 +51,9 @@ def test_column_elements(device):
 
 
 def test_column_refuses_wrong_dtype(device):
-    with pytest.raises(pg.BindingError, match="column of type Int: expected dtype int32, got float32"):
+    with pytest.raises(
+        pg.BindingError, match="column of type Int: expected dtype int32, got float32"
+    ):
         Column(wp.zeros(3, dtype=wp.float32, device=device), "Int")
     with pytest.raises(pg.BindingError, match="expected one of"):
         Column(wp.zeros(3, dtype=wp.float32, device=device), "Quaternion")

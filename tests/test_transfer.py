@@ -62,14 +62,32 @@ def test_column_is_held_as_it_is(device):
 @pytest.mark.parametrize(
     "values, match",
     [
-        ({"a": object()}, r"values\['a'\]: expected a Number, a list, text, \{type=, values=\}, a table or a Column, got object"),
-        ({"a": [1, "x"]}, r"values\['a'\]: expected a list of numbers, of text or of \{x,y,z\} tables, got \[1, 'x'\]"),
+        (
+            {"a": object()},
+            r"values\['a'\]: expected a Number, a list, text, \{type=, values=\}, a table or a Column, got object",
+        ),
+        (
+            {"a": [1, "x"]},
+            r"values\['a'\]: expected a list of numbers, of text or of \{x,y,z\} tables, got \[1, 'x'\]",
+        ),
         ({"a": [{"x": 1}, {"x": 1}]}, r"values\['a'\]: expected keys x,y\[,z\[,w\]\], got \['x'\]"),
         ({"a": [{"x": 1, "y": 2}, {"x": 1}]}, r"with the same keys, got \{'x': 1\}"),
-        ({"a": {"type": "Quat", "values": [1]}}, r"values\['a'\].type: expected one of \['Float', .*got 'Quat'"),
-        ({"a": {"type": "Int", "values": [1.5]}}, r"values\['a'\].values: expected whole numbers for Int, got \[1.5\]"),
-        ({"a": {"type": "UInt", "values": [-1]}}, r"expected UInt numbers in \[0, 4294967295\], got \[-1\]"),
-        ({"a": {"type": "Vec2", "values": [[1, 2, 3]]}}, r"expected 2 numbers per element for Vec2, got shape \(1, 3\)"),
+        (
+            {"a": {"type": "Quat", "values": [1]}},
+            r"values\['a'\].type: expected one of \['Float', .*got 'Quat'",
+        ),
+        (
+            {"a": {"type": "Int", "values": [1.5]}},
+            r"values\['a'\].values: expected whole numbers for Int, got \[1.5\]",
+        ),
+        (
+            {"a": {"type": "UInt", "values": [-1]}},
+            r"expected UInt numbers in \[0, 4294967295\], got \[-1\]",
+        ),
+        (
+            {"a": {"type": "Vec2", "values": [[1, 2, 3]]}},
+            r"expected 2 numbers per element for Vec2, got shape \(1, 3\)",
+        ),
         ({"a": {"type": "Int", "values": 3}}, r"values\['a'\].values: expected a list, got 3"),
     ],
 )
@@ -79,11 +97,18 @@ def test_upload_refusals(values, match):
 
 
 def test_upload_and_readback_need_records():
-    with pytest.raises(pg.UploadError, match=r"transfer.upload values: expected a Record of named values, got \[1, 2\]"):
+    with pytest.raises(
+        pg.UploadError,
+        match=r"transfer.upload values: expected a Record of named values, got \[1, 2\]",
+    ):
         ops.transfer.upload(values=[1, 2])
-    with pytest.raises(pg.UploadError, match=r"transfer.readback columns: expected a Record of columns, got 3"):
+    with pytest.raises(
+        pg.UploadError, match=r"transfer.readback columns: expected a Record of columns, got 3"
+    ):
         ops.transfer.readback(columns=3)
-    with pytest.raises(pg.UploadError, match=r"columns\['x'\]: expected a Column, a live count, .*got object"):
+    with pytest.raises(
+        pg.UploadError, match=r"columns\['x'\]: expected a Column, a live count, .*got object"
+    ):
         ops.transfer.readback(columns={"x": object()})
 
 
@@ -134,7 +159,9 @@ def test_readback_is_a_wait_point_in_the_report():
         st.lists(st.floats(-1e6, 1e6, width=32), max_size=50).map(lambda v: ("Float", v)),
         st.lists(st.integers(-(2**31), 2**31 - 1), max_size=50).map(lambda v: ("Int", v)),
         st.lists(st.integers(0, 2**32 - 1), max_size=50).map(lambda v: ("UInt", v)),
-        st.lists(st.tuples(*[st.floats(-1e3, 1e3, width=32)] * 3), max_size=20).map(lambda v: ("Vec3", v)),
+        st.lists(st.tuples(*[st.floats(-1e3, 1e3, width=32)] * 3), max_size=20).map(
+            lambda v: ("Vec3", v)
+        ),
         st.lists(st.text(max_size=5), max_size=20).map(lambda v: ("String", v)),
     )
 )

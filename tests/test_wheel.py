@@ -53,7 +53,17 @@ def test_wheel_cooks_in_a_fresh_venv(wheel, tmp_path):
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(py),
+            "install",
+            "--no-deps",
+            "-q",
+            str(wheel),
+        ],
         check=True,
         timeout=300,
     )

@@ -37,7 +37,7 @@ md("""## Nodes
 Each node declares its parameters (type, default, bounds or choices, doc). The kept
 count is an *appended counter* on the device: `gather` takes it as its domain (a live
 count), so nothing crosses to the CPU between the kernels.""")
-code('''@pg.node(params={"n": pg.Field(3000, bounds=(0, 100_000), doc="number of points"),
+code("""@pg.node(params={"n": pg.Field(3000, bounds=(0, 100_000), doc="number of points"),
                   "seed": pg.Field(7, bounds=(0, 2**31 - 1), doc="random seed")})
 def points(n, seed):
     xy = np.random.default_rng(seed).uniform(-1, 1, size=(n, 2)).astype(np.float32)
@@ -72,7 +72,7 @@ graph.add("points", points)
 graph.add("keep", keep, points="points")
 graph.add("kept", kept, points="points", keep="keep")
 graph.add("offsets", offsets, keep="keep")
-sorted(graph.params())''')
+sorted(graph.params())""")
 md("""## Cook
 The report lists, per node, launches, uploads, readbacks (wait points) and kernel builds.
 A cook that only launches reads nothing back.""")
