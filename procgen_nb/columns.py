@@ -151,6 +151,20 @@ class Column:
         live = f", live capacity={self.live.capacity}" if self.live else ""
         return f"Column({self.type}, {self.data.shape[0]} slots{live}, device={self.device!r})"
 
+    def numpy(self, live: bool = False) -> np.ndarray:
+        """Reads the column back as a NumPy array (a readback and a wait).
+
+        Args:
+            live: read only the live slots of a live column (reads its count first).
+        """
+        from .launch import default_context
+
+        ctx = default_context(self.device)
+        n = len(self)
+        if live and self.live is not None:
+            n = min(int(ctx.readback(self.live.words)[0]), n)
+        return ctx.readback(self.data[:n]) if n else self.data.numpy()[:0]
+
     def with_live(self, live: LiveCount | None) -> Column:
         """Returns the same data carrying ``live`` as its live count."""
         return Column(self.data, self.type, live, self.table)

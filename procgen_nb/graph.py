@@ -30,8 +30,12 @@ import time as _time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import cookrun
 from ._traffic import Traffic, collect
+from .cookrun import CookRecording
+from .dynamic import dynamic, key_of
 from .errors import CookError, GraphError, ParamsError, ProcgenError
+from .launch import logging
 from .ops._op import CookScope, cook_scope
 from .params import Field, Params, params_class
 from .report import CookReport, NodeReport
@@ -120,6 +124,11 @@ class _State:
     output: Any
     version: int
     probes: list[tuple[Any, Callable[[], Any]]]
+    log: list[tuple] = dataclasses.field(default_factory=list)
+    guards: list[Any] = dataclasses.field(default_factory=list)
+    words: list[Any] = dataclasses.field(default_factory=list)
+    recordable: bool = True
+    dyn_used: set[str] = dataclasses.field(default_factory=set)
 
 
 @dataclasses.dataclass
@@ -138,10 +147,15 @@ class Graph:
 
     Args:
         name: the graph's name (shown in reports and messages).
+        record: keep a recording of each eager cook, replayed when nothing is new to plan.
     """
 
-    def __init__(self, name: str = "graph"):
+    def __init__(self, name: str = "graph", record: bool = True):
         self.name = name
+        self.record = record
+        self._recording: CookRecording | None = None
+        self._guard_note: list[str] = []
+        self._time, self._frame = 0.0, 0
         self._nodes: dict[str, _Instance] = {}
         self._state: dict[str, _State] = {}
         self._memo: dict[Any, Any] = {}
@@ -231,10 +245,15 @@ class Graph:
     ) -> CookResult:
         """Cooks the graph; returns its outputs and report.
 
+        A cook whose plan is unchanged (only dynamic Fields, ``time`` or ``frame`` moved)
+        replays the recording of the last eager cook; one where nothing moved reuses every
+        node; otherwise the nodes a change reaches cook again.
+
         Args:
             params: ``"node.param" -> value`` changes (kept for later cooks once the cook
                 succeeds).
-            time, frame: the cook's time and frame (given to nodes that take them).
+            time, frame: the cook's time and frame (given to nodes that take them, as
+                dynamic values).
 
         Raises:
             ParamsError: an unknown parameter or a value its Field refuses (nothing cooks).
@@ -242,70 +261,186 @@ class Graph:
         """
         with self._lock:
             values = self._checked(dict(params or {}))
-            new_state: dict[str, _State] = {}
-            outputs: dict[str, Any] = {}
-            reports: list[NodeReport] = []
-            totals = Traffic()
-            t_all = _time.perf_counter()
-            for name, inst in self._nodes.items():
-                nd = inst.node
-                pvals = {p: values[f"{name}.{p}"] for p in nd.Params.fields()}
-                args: dict[str, Any] = {}
-                versions = []
-                for key, src in inst.wiring.items():
-                    if isinstance(src, str):
-                        up, *path = src.split(".")
-                        val = outputs[up]
-                        for k in path:
-                            val = _dig(val, k, name, key, src)
-                        args[key] = val
-                        versions.append((key, new_state[up].version, tuple(path)))
-                    else:
-                        args[key] = src.value if isinstance(src, Const) else src
-                        versions.append((key, "const", _hashable(args[key])))
-                cache_key = (
-                    tuple(sorted((k, _hashable(v)) for k, v in pvals.items())),
-                    tuple(versions),
-                    time if nd.takes_time else None,
-                    frame if nd.takes_frame else None,
-                )
-                prev = self._state.get(name)
-                if prev is not None and prev.key == cache_key and not _digests_moved(prev):
-                    new_state[name] = prev
-                    outputs[name] = prev.output
-                    reports.append(NodeReport(name, True, 0.0, Traffic()))
-                    continue
-                if nd.takes_time:
-                    args["time"] = time
-                if nd.takes_frame:
-                    args["frame"] = frame
-                scope = CookScope(name, self._memo, self._lua_state, time=time, frame=frame)
-                t0 = _time.perf_counter()
-                try:
-                    with collect() as counted, cook_scope(scope):
-                        result = nd.fn(**args, **pvals)
-                except Exception as e:
-                    failed = scope.failed_op
-                    what = f" in op {failed}" if failed else ""
-                    raise CookError(
-                        f"graph {self.name!r}: node {name!r} ({nd.name}) failed{what}: "
-                        f"{type(e).__name__}: {e}",
-                        node=name,
-                        op=failed,
-                    ) from e
-                dt = (_time.perf_counter() - t0) * 1000.0
-                probes = [d for d in scope.digests if isinstance(d, tuple) and len(d) == 2]
-                new_state[name] = _State(cache_key, result, next(_versions), probes)
-                outputs[name] = result
-                reports.append(NodeReport(name, False, dt, counted, list(scope.events)))
-                totals = totals + counted
-            report = CookReport(
-                reports, totals, (_time.perf_counter() - t_all) * 1000.0, time=time, frame=frame
+            dyn = self._dynamic_values(values, time, frame)
+            self._check_guards()
+            replay = self._try_replay(values, dyn, time, frame)
+            if replay is not None:
+                return replay
+            return self._cook_eager(values, dyn, time, frame)
+
+    def _dynamic_values(self, values: Mapping[str, Any], time: float, frame: int) -> dict:
+        out: dict[str, Any] = {"time": float(time), "frame": int(frame)}
+        for key, f in self.params().items():
+            if f.dynamic:
+                out[key] = values[key]
+        return out
+
+    def _keys(self, name: str, inst: _Instance, values: Mapping[str, Any], versions: list) -> tuple:
+        nd = inst.node
+        fields = nd.Params.fields()
+        static = tuple(
+            sorted(
+                (p, _hashable(values[f"{name}.{p}"])) for p, f in fields.items() if not f.dynamic
             )
-            self._state = new_state
-            self.values = values
-            self.last = CookResult(outputs, report)
-            return self.last
+        )
+        dyn = {f"{name}.{p}": values[f"{name}.{p}"] for p, f in fields.items() if f.dynamic}
+        if nd.takes_time:
+            dyn["time"] = self._time
+        if nd.takes_frame:
+            dyn["frame"] = self._frame
+        return (static, tuple(versions)), tuple(sorted(dyn.items()))
+
+    def _check_guards(self) -> None:
+        rec = self._recording
+        if rec is None:
+            return
+        over = rec.overrun()
+        if not over:
+            return
+        cookrun._counts.guarded += 1
+        rooms = self._memo.setdefault("rooms", {})
+        for g in over:
+            if g.room_key is not None:
+                rooms[g.room_key] = rooms.get(g.room_key, 1) * 4  # recorded again with 4x the room
+            self._state.pop(g.node, None)  # that node plans again (and refuses if it must)
+        self._recording = None
+        self._guard_note = [f"a replay ran past a guard of node {g.node!r}" for g in over]
+
+    def _try_replay(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
+        rec = self._recording
+        if rec is None or any(n not in self._state for n in self._nodes):
+            return None
+        self._time, self._frame = float(time), int(frame)
+        for name, inst in self._nodes.items():
+            st = self._state[name]
+            versions = [
+                (k, self._state[src.split(".")[0]].version, tuple(src.split(".")[1:]))
+                if isinstance(src, str)
+                else (k, "const", _hashable(src.value if isinstance(src, Const) else src))
+                for k, src in inst.wiring.items()
+            ]
+            key, dkey = self._keys(name, inst, values, versions)
+            if key != st.key[0] or _digests_moved(st):
+                return None
+            moved = {k for (k, v), (_, w) in zip(dkey, st.key[1]) if v != w}
+            if moved - st.dyn_used:
+                return None  # the node used a moved dynamic value in Python: it plans again
+        same = all(
+            self._keys(n, i, values, [])[1] == self._state[n].key[1] for n, i in self._nodes.items()
+        )
+        t0 = _time.perf_counter()
+        with collect() as counted:
+            if not same:
+                if not rec.fits(dyn):
+                    return None
+                rec.replay(dyn)
+        for name, inst in self._nodes.items():
+            st = self._state[name]
+            st.key = (st.key[0], self._keys(name, inst, values, [])[1])
+        dt = (_time.perf_counter() - t0) * 1000.0
+        reports = [NodeReport(n, same, 0.0, Traffic(), replayed=not same) for n in self._nodes]
+        if reports and not same:
+            reports[0].traffic = counted
+            reports[0].time_ms = dt
+        self.values = dict(values)
+        outputs = {n: self._state[n].output for n in self._nodes}
+        self.last = CookResult(outputs, CookReport(reports, counted, dt, time=time, frame=frame))
+        return self.last
+
+    def _cook_eager(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
+        self._time, self._frame = float(time), int(frame)
+        new_state: dict[str, _State] = {}
+        outputs: dict[str, Any] = {}
+        reports: list[NodeReport] = []
+        totals = Traffic()
+        t_all = _time.perf_counter()
+        for name, inst in self._nodes.items():
+            nd = inst.node
+            fields = nd.Params.fields()
+            pvals = {
+                p: (
+                    dynamic(values[f"{name}.{p}"], f"{name}.{p}")
+                    if f.dynamic
+                    else values[f"{name}.{p}"]
+                )
+                for p, f in fields.items()
+            }
+            args: dict[str, Any] = {}
+            versions = []
+            for key, src in inst.wiring.items():
+                if isinstance(src, str):
+                    up, *path = src.split(".")
+                    val = outputs[up]
+                    for k in path:
+                        val = _dig(val, k, name, key, src)
+                    args[key] = val
+                    versions.append((key, new_state[up].version, tuple(path)))
+                else:
+                    args[key] = src.value if isinstance(src, Const) else src
+                    versions.append((key, "const", _hashable(args[key])))
+            cache_key = self._keys(name, inst, values, versions)
+            prev = self._state.get(name)
+            if prev is not None and prev.key == cache_key and not _digests_moved(prev):
+                new_state[name] = prev
+                outputs[name] = prev.output
+                reports.append(NodeReport(name, True, 0.0, Traffic()))
+                continue
+            if nd.takes_time:
+                args["time"] = dynamic(float(time), "time")
+            if nd.takes_frame:
+                args["frame"] = dynamic(int(frame), "frame")
+            scope = CookScope(name, self._memo, self._lua_state, time=time, frame=frame)
+            t0 = _time.perf_counter()
+            try:
+                with collect() as counted, cook_scope(scope), logging() as log:
+                    result = nd.fn(**args, **pvals)
+            except Exception as e:
+                failed = scope.failed_op
+                what = f" in op {failed}" if failed else ""
+                raise CookError(
+                    f"graph {self.name!r}: node {name!r} ({nd.name}) failed{what}: "
+                    f"{type(e).__name__}: {e}",
+                    node=name,
+                    op=failed,
+                ) from e
+            dt = (_time.perf_counter() - t0) * 1000.0
+            probes = [d for d in scope.digests if isinstance(d, tuple) and len(d) == 2]
+            recordable = not any(
+                (k == "wait" and d.startswith("transfer.readback")) or k in ("lua", "host")
+                for k, d in scope.events
+            )
+            new_state[name] = _State(
+                cache_key,
+                result,
+                next(_versions),
+                probes,
+                log,
+                scope.guards,
+                scope.words,
+                recordable,
+                _dynamic_keys(log),
+            )
+            outputs[name] = result
+            events = list(scope.events)
+            if self._guard_note and any(name in n for n in self._guard_note):
+                events = [("guard", n) for n in self._guard_note if repr(name) in n] + events
+            reports.append(NodeReport(name, False, dt, counted, events))
+            totals = totals + counted
+        report = CookReport(
+            reports, totals, (_time.perf_counter() - t_all) * 1000.0, time=time, frame=frame
+        )
+        self._state = new_state
+        self.values = dict(values)
+        self._guard_note = []
+        cookrun._counts.plans += 1
+        self._recording = None
+        if self.record and all(st.recordable for st in new_state.values()):
+            log = [e for n in self._nodes for e in new_state[n].log]
+            guards = [g for n in self._nodes for g in new_state[n].guards]
+            words = [w for n in self._nodes for w in new_state[n].words]
+            self._recording = CookRecording(log, guards, words)
+        self.last = CookResult(outputs, report)
+        return self.last
 
     @property
     def outputs(self) -> dict[str, Any]:
@@ -344,6 +479,17 @@ def _hashable(v: Any) -> Any:
         return v
     except TypeError:
         return ("id", id(v))
+
+
+def _dynamic_keys(log: list[tuple]) -> set[str]:
+    """The dynamic values a node's launches and fills consumed (a replay can change them)."""
+    out = set()
+    for e in log:
+        for a in e[3] if e[0] == "launch" else e[2:3] if e[0] == "fill" else ():
+            k = key_of(a)
+            if k is not None:
+                out.add(k)
+    return out
 
 
 def _digests_moved(state: _State) -> bool:

@@ -9,6 +9,7 @@ well as on CUDA (a recorded replay costs a few microseconds instead of tens per 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -21,6 +22,10 @@ from .device import _init_warp, resolve_device
 from .errors import NotCapturableError, ProcgenError
 
 _record_lock = threading.RLock()
+#: the open cook log (a list of launches, copies and fills), shared by every context
+_active_log: contextvars.ContextVar[list[tuple] | None] = contextvars.ContextVar(
+    "procgen_nb_launch_log", default=None
+)
 
 
 class Recording:
@@ -82,15 +87,12 @@ class LaunchContext:
         """Launches ``kernel`` over ``dim`` threads on this context's device and stream."""
         if isinstance(dim, int | np.integer) and int(dim) <= 0:
             return
-        wp.launch(
-            kernel,
-            dim=dim,
-            inputs=list(inputs),
-            outputs=list(outputs),
-            device=self.device,
-            stream=self.stream,
-        )
+        args = list(inputs) + list(outputs)
+        wp.launch(kernel, dim=dim, inputs=args, device=self.device, stream=self.stream)
         self._emitted(0)
+        log = _active_log.get()
+        if log is not None:
+            log.append(("launch", kernel, dim, args, self))
 
     def copy(
         self, dst: wp.array, src: wp.array, dst_offset: int = 0, src_offset: int = 0, count: int = 0
@@ -98,6 +100,9 @@ class LaunchContext:
         """Copies ``count`` elements (all when 0) from ``src`` to ``dst`` on the device."""
         wp.copy(dst, src, dst_offset, src_offset, count, stream=self.stream)
         self._emitted(1)
+        log = _active_log.get()
+        if log is not None:
+            log.append(("copy", dst, src, dst_offset, src_offset, count, self))
 
     def fill(self, arr: wp.array, value: Any) -> None:
         """Fills every element of ``arr`` with ``value`` on the device."""
@@ -109,6 +114,9 @@ class LaunchContext:
         else:
             arr.fill_(value)
         self._emitted(2)
+        log = _active_log.get()
+        if log is not None:
+            log.append(("fill", arr, value, self))
 
     def _emitted(self, kind: int) -> None:
         _count(("launches", "copies", "fills")[kind])
@@ -124,7 +132,11 @@ class LaunchContext:
     def zeros(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
         """Allocates a zeroed device array (refused while recording)."""
         self._no_alloc_while_recording("zeros")
-        return wp.zeros(shape, dtype=dtype, device=self.device)
+        arr = wp.zeros(shape, dtype=dtype, device=self.device)
+        log = _active_log.get()
+        if log is not None:  # a replay zeroes it again (appended counters start from 0)
+            log.append(("fill", arr, 0, self))
+        return arr
 
     def upload(self, values: Any, dtype: Any) -> wp.array:
         """Copies host values to a new device array of ``dtype``; counts one upload."""
@@ -202,6 +214,24 @@ class LaunchContext:
         else:
             wp.synchronize_device(self.device)
         _count("waits")
+
+
+@contextlib.contextmanager
+def logging() -> Iterator[list[tuple]]:
+    """Logs every launch, copy and fill that any context emits inside the block.
+
+    Each entry is ``("launch", kernel, dim, args, ctx)``, ``("copy", dst, src, dst_offset,
+    src_offset, count, ctx)`` or ``("fill", arr, value, ctx)``; a cook recording is made of them.
+    """
+    log: list[tuple] = []
+    token = _active_log.set(log)
+    try:
+        yield log
+    finally:
+        _active_log.reset(token)
+        outer = _active_log.get()
+        if outer is not None:
+            outer.extend(log)
 
 
 _default: dict[str, LaunchContext] = {}

@@ -16,6 +16,7 @@ class NodeReport:
     Attributes:
         name: the node's name in the graph.
         reused: True when the node's previous outputs were reused (nothing it reads moved).
+        replayed: True when the node's launches ran from the cook's recording.
         time_ms: wall time of the node's cook (0 when reused).
         traffic: the node's device traffic (launches, uploads, readbacks, waits, builds, ...).
         events: (kind, detail) pairs: "wait" for a readback, "folded" for a pure call made
@@ -27,6 +28,12 @@ class NodeReport:
     time_ms: float
     traffic: Traffic
     events: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    replayed: bool = False
+
+    @property
+    def mode(self) -> str:
+        """How the node took part: "cooked", "reused" or "replayed"."""
+        return "replayed" if self.replayed else "reused" if self.reused else "cooked"
 
     def __getattr__(self, name: str) -> Any:
         if name in Traffic.__dataclass_fields__:
@@ -63,8 +70,13 @@ class CookReport:
 
     @property
     def cooked(self) -> list[str]:
-        """Names of the nodes that cooked."""
-        return [n.name for n in self.nodes if not n.reused]
+        """Names of the nodes that cooked (ran their Python)."""
+        return [n.name for n in self.nodes if n.mode == "cooked"]
+
+    @property
+    def replayed(self) -> bool:
+        """True when the cook replayed its recording."""
+        return any(n.replayed for n in self.nodes)
 
     @property
     def waits(self) -> list[tuple[str, str]]:
@@ -72,10 +84,10 @@ class CookReport:
         return [(n.name, w) for n in self.nodes for w in n.waits_at]
 
     def rows(self, timing: bool = True) -> list[dict[str, Any]]:
-        """Returns one dict per node (name, reused, time_ms, launches, uploads, readbacks, builds)."""
+        """Returns one dict per node (name, mode, time_ms, launches, uploads, readbacks, builds)."""
         out = []
         for n in self.nodes:
-            row: dict[str, Any] = {"node": n.name, "reused": n.reused}
+            row: dict[str, Any] = {"node": n.name, "mode": n.mode}
             if timing:
                 row["time_ms"] = round(n.time_ms, 3)
             for f in ("launches", "uploads", "readbacks", "waits", "builds", "replays"):

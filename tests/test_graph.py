@@ -148,7 +148,7 @@ def test_report_text_and_html():
     text = r.report.to_text(timing=False)
     assert text.splitlines()[0].split() == [
         "node",
-        "reused",
+        "mode",
         "launches",
         "uploads",
         "readbacks",

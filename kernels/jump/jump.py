@@ -1,12 +1,14 @@
 """jump: one round of pointer jumping over a successor array (list ranking, chain minimum).
 
 Each live slot i with pointer ``p = parent[i]`` jumps to its pointer's pointer:
-``parent_out[i] = parent[p]``. A pointer that is the slot itself, or that lies outside the
-live slots, is an end: the slot keeps itself (``parent_out[i] = i``), its value and span.
-MODE=rank sums ``value_out[i] = value[i] + value[p]`` (list ranking: start with 1 per link
-and 0 at the end, and after ceil(log2(n)) rounds value is the number of links to the end);
-MODE=min takes ``value_out[i] = min(value[i], value[p])`` (start with the slot ids and it is
-the least slot reachable: on a ring, the ring's least slot). ``span_out`` sums the spans
+``parent_out[i] = parent[p]``. A slot whose pointer is itself or lies outside the live
+slots is an end: it keeps itself (``parent_out[i] = i``), its value and its span. A slot
+pointing at an end keeps pointing at it. MODE=rank sums ``value_out[i] = value[i] +
+value[p]`` over the slots before the end (the end's own value is not added in: give each
+slot the weight of the link leaving it; with 1 per link, after ceil(log2(n)) rounds value
+is the number of links to the end and ``parent_out`` the end); MODE=min takes
+``value_out[i] = min(value[i], value[p])`` (start with the slot ids and it is the least
+slot reachable, the end included: on a ring, the ring's least slot). ``span_out`` sums the spans
 the same way (saturating at 2**30), so a slot on a ring shows a span past the capacity
 once enough rounds ran. ``moved[0]`` counts the live slots whose pointer changed: a round
 that moves none has converged.
@@ -53,11 +55,17 @@ def jump(
         span_out[i] = span[i]
         return
     q = parent[p]
-    if q < 0 or q >= live:
-        q = p
+    if q < 0 or q >= live or q == p:
+        # p is an end: the pointer stays, the end's own value is not summed in
+        parent_out[i] = p
+        value_out[i] = value[i]
+        # @when MODE min
+        value_out[i] = wp.min(value[i], value[p])
+        # @end
+        span_out[i] = span[i]
+        return
     parent_out[i] = q
-    if q != p:
-        wp.atomic_add(moved, 0, wp.uint32(1))
+    wp.atomic_add(moved, 0, wp.uint32(1))
     # @when MODE rank
     value_out[i] = value[i] + value[p]
     # @end

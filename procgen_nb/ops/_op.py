@@ -48,6 +48,14 @@ class CookScope:
         self.frame = frame
         self.op: str | None = None
         self.failed_op: str | None = None
+        self.guards: list[Any] = []
+        self.words: list[Any] = []
+        self._calls = 0
+
+    def next_key(self, kind: str) -> tuple[str, str, int]:
+        """Returns a key naming this op call within the node (stable from cook to cook)."""
+        self._calls += 1
+        return (self.node, kind, self._calls)
 
     @property
     def lua(self) -> Any:

@@ -1,5 +1,7 @@
-"""The ops that run on the device: ``device.kernel`` (and, with live counts, bound/live/guard)."""
+"""The ops that run on the device: ``device.kernel``, ``device.bound``, ``device.live``,
+``device.guard``."""
 
 from ._kernel import kernel
+from ._live import bound, guard, live
 
-__all__ = ["kernel"]
+__all__ = ["bound", "guard", "kernel", "live"]

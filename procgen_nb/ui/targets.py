@@ -132,7 +132,8 @@ SHARED_FIELDS: dict[str, Field] = {
     "num_points": Field(
         128, bounds=(8, 65536), soft=(16, 512), step=8, doc="centerline points per env"
     ),
-    "seed": Field(0, bounds=(0, 2**31 - 1), doc="base seed of the batch"),
+    "seed": Field(0, bounds=(0, 2**31 - 1), doc="seed of env 0 (env e uses seed + e)"),
+    "epoch": Field(0, bounds=(0, 2**31 - 1), doc="mixed into every env's seed; new tracks"),
 }
 
 
@@ -154,8 +155,28 @@ def _track_gen() -> Any:
     return presets
 
 
+def _validity_fields() -> dict[str, Field]:
+    try:
+        from ..track_gen.config import ValidityParams
+    except ImportError:
+        return {}
+    return dict(ValidityParams.fields())
+
+
+def _reasons() -> dict[int, str]:
+    try:
+        from ..track_gen.pipeline import REASONS
+    except ImportError:
+        return {}
+    return dict(REASONS)
+
+
 class TrackTarget(Target):
-    """A track generator from the registry: its Params plus ``num_envs``, ``num_points``, ``seed``.
+    """A registered track generator: its Params, the validity thresholds and the shared
+    fields (``num_envs``, ``num_points``, ``seed``, ``epoch``).
+
+    A change of a dynamic field or a validity threshold updates the generator in place
+    (``TrackGenerator.update``: no new recording); any other change builds it again.
 
     Args:
         generator: the generator's registered name.
@@ -179,8 +200,11 @@ class TrackTarget(Target):
         self.generator = generator
         own = dict(gen_params.fields()) if gen_params is not None else {}
         self._own = list(own)
-        shared = {k: f for k, f in SHARED_FIELDS.items() if k not in own}
-        fields = {k: dataclasses.replace(f) for k, f in {**own, **shared}.items()}
+        validity = {k: f for k, f in _validity_fields().items() if k not in own}
+        self._validity = list(validity)
+        shared = {k: f for k, f in SHARED_FIELDS.items() if k not in own and k not in validity}
+        self._shared = list(shared)
+        fields = {k: dataclasses.replace(f) for k, f in {**own, **validity, **shared}.items()}
         self.params_class = params_class(f"{_camel(generator)}ExploreParams", fields, generator)
         self._start = {"num_envs": num_envs, "num_points": num_points, "seed": seed}
         self._key: Any = None
@@ -188,48 +212,74 @@ class TrackTarget(Target):
 
     @property
     def initial(self) -> Params:
-        return self.params_class(**{k: v for k, v in self._start.items() if k not in self._own})
+        return self.params_class(**{k: v for k, v in self._start.items() if k in self._shared})
 
-    def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         d = params.to_dict()
-        own = {k: d[k] for k in self._own}
-        shared = {k: d[k] for k in SHARED_FIELDS if k not in self._own}
-        return own, shared
+        return (
+            {k: d[k] for k in self._own},
+            {k: d[k] for k in self._validity},
+            {k: d[k] for k in self._shared},
+        )
+
+    def _prepare(self, own: dict, validity: dict, shared: dict, progress: Progress) -> str:
+        presets = _track_gen()
+        build = {k: v for k, v in shared.items() if k != "epoch"}
+        key = tuple(build.items())
+        if self._gen is not None and key == self._key:
+            gen = self._gen
+            changed_own = {k: v for k, v in own.items() if getattr(gen.params, k) != v}
+            changed_val = {
+                k: v for k, v in validity.items() if getattr(gen.config.validity, k) != v
+            }
+            if not changed_own and not changed_val:
+                return "reused"
+            progress(0.05, "updating the generator")
+            rebuilt = gen.update(generator_params=changed_own or None, validity=changed_val or None)
+            return "rebuilt" if rebuilt else "updated"
+        progress(0.05, "building the generator (the first build compiles kernels)")
+        self._gen, self._key = None, None
+        self._gen = presets.track(
+            generator=self.generator,
+            generator_params=own or None,
+            validity=validity or None,
+            **shared,
+        )
+        self._key = key
+        return "built"
 
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
-        presets = _track_gen()
-        own, shared = self._split(params)
-        key = (tuple(own.items()), tuple(shared.items()))
+        own, validity, shared = self._split(params)
+        rows = []
         t0 = time.perf_counter()
-        with collect() as tr:
-            if key != self._key:
-                progress(0.05, "building the generator (the first build compiles kernels)")
-                self._gen, self._key = None, None
-                self._gen = presets.track(generator=self.generator, generator_params=own, **shared)
-                self._key = key
+        with collect() as total:
+            how, ms, tr = _timed(lambda: self._prepare(own, validity, shared, progress))
+            rows.append(_row(f"{self.generator}: {how}", ms, tr, reused=how == "reused"))
             progress(0.6, "generating")
-            result = self._gen.generate()
+            epoch = shared.get("epoch")
+            result, ms, tr = _timed(lambda: self._gen.generate(epoch=epoch))
+            rows.append(_row("generate", ms, tr))
             progress(0.85, "reading back")
-            ms = (time.perf_counter() - t0) * 1e3
-            report = _report_of(result) or getattr(self._gen, "report", None)
-            rows = report_rows(report) or (
-                ReportRow(
-                    self.generator, ms, tr.launches, tr.readbacks, tr.builds, tr.uploads, tr.waits
-                ),
-            )
-            text = report.to_text() if hasattr(report, "to_text") else ""
-            return frame_from(
-                result,
-                num_envs=shared.get("num_envs"),
-                report=rows,
-                report_text=text,
-                elapsed_ms=ms,
-                traffic=tr,
-            )
+            data, ms, tr = _timed(lambda: result.numpy() if hasattr(result, "numpy") else result)
+            rows.append(_row("read back for the view", ms, tr))
+        elapsed = (time.perf_counter() - t0) * 1e3
+        frame = frame_from(
+            data,
+            num_envs=shared.get("num_envs"),
+            report=tuple(rows),
+            elapsed_ms=elapsed,
+            traffic=total,
+        )
+        reason = data.get("reason") if isinstance(data, Mapping) else None
+        if reason is not None:
+            for bit, text in _reasons().items():
+                frame.counts[f"invalid: {text.split(' (')[0]}"] = int(((reason & bit) != 0).sum())
+        return frame
 
     def code(self, params: Params) -> str:
-        own, shared = self._split(params)
+        own, validity, shared = self._split(params)
         args = "".join(f"    {k}={v!r},\n" for k, v in shared.items())
+        val = f"    validity={_literal(validity, '    ')},\n" if validity else ""
         return (
             "from procgen_nb.track_gen import presets\n"
             "\n"
@@ -237,10 +287,15 @@ class TrackTarget(Target):
             "generator = presets.track(\n"
             f"    generator={self.generator!r},\n"
             "    generator_params=generator_params,\n"
+            f"{val}"
             f"{args}"
             ")\n"
             "result = generator.generate()\n"
         )
+
+
+def _row(name: str, ms: float, tr: Any, reused: bool | None = None) -> ReportRow:
+    return ReportRow(name, ms, tr.launches, tr.readbacks, tr.builds, tr.uploads, tr.waits, reused)
 
 
 def _camel(name: str) -> str:
@@ -332,8 +387,9 @@ def as_target(target: Any, params: type[Params] | Params | None = None, **option
         return GraphTarget(target, **options)
     name = getattr(target, "name", None)
     if isinstance(name, str) and (
-        _generator_params(target) is not None or hasattr(target, "generate")
+        _generator_params(target) is not None or hasattr(target, "generate") or _is_stage(target)
     ):
+        _ensure_registered(target, name)
         return TrackTarget(name, _generator_params(target), **options)
     if callable(target) and params is not None:
         return FunctionTarget(target, params, **options)
@@ -352,3 +408,33 @@ def _registered_params(name: str) -> type[Params] | None:
             f"got ImportError: {exc}"
         ) from exc
     return _generator_params(registry.get("generator", name))
+
+
+def _is_stage(obj: Any) -> bool:
+    try:
+        from ..track_gen.plugin import Stage
+    except ImportError:
+        return False
+    return isinstance(obj, type) and issubclass(obj, Stage)
+
+
+def _ensure_registered(spec: Any, name: str) -> None:
+    """Registers a Stage class or GeneratorSpec not registered yet; refuses a name clash."""
+    try:
+        from ..errors import GeneratorError
+        from ..track_gen.plugin import registry
+    except ImportError as exc:
+        raise ProcgenError(
+            f"explore({name!r}): expected procgen_nb.track_gen to cook a generator, "
+            f"got ImportError: {exc}"
+        ) from exc
+    try:
+        have = registry.get("generator", name)
+    except GeneratorError:
+        registry.add(spec)
+        return
+    if have is not spec:
+        raise ParamsError(
+            f"explore: expected the generator registered as {name!r} or a new name, got "
+            f"another {type(spec).__name__} named {name!r}"
+        )

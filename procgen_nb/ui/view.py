@@ -85,11 +85,14 @@ class ExploreView(widgets.HBox):
         self.progress = widgets.FloatProgress(
             value=0.0, min=0.0, max=1.0, description="", layout=widgets.Layout(visibility="hidden")
         )
-        self.code_button = widgets.Button(description="Copy as code", icon="copy")
-        self.code_area = widgets.Textarea(
-            "", layout=widgets.Layout(width="100%", height="9em", display="none")
+        self.code_button = widgets.Button(
+            description="Copy as code",
+            icon="copy",
+            tooltip="write the current parameters as Python below (select it and copy)",
         )
-        self._clipboard = widgets.Output(layout=widgets.Layout(display="none"))
+        self.code_area = widgets.Textarea(
+            "", layout=widgets.Layout(width="100%", height="14em", display="none")
+        )
         self.code_button.on_click(self._copy_code)
         left = widgets.VBox(
             [self.form, self.code_button, self.code_area, self.progress, self.status],
@@ -100,7 +103,6 @@ class ExploreView(widgets.HBox):
                 self.image,
                 widgets.HBox([self.counts_text, self.counts_image]),
                 self.report,
-                self._clipboard,
             ]
         )
         super().__init__([left, right])
@@ -170,23 +172,6 @@ class ExploreView(widgets.HBox):
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
         self.code_area.layout.display = None
-        try:
-            from IPython import get_ipython
-            from IPython.display import Javascript, display
-        except ImportError:
-            return
-        if get_ipython() is None:
-            return
-        import json
-
-        self._clipboard.clear_output()
-        with self._clipboard:
-            display(
-                Javascript(
-                    "navigator.clipboard && navigator.clipboard.writeText("
-                    f"{json.dumps(self.code_area.value)}).catch(() => {{}});"
-                )
-            )
 
     def _progress(self, fraction: float, text: str) -> None:
         self.progress.value = max(0.0, min(1.0, fraction))

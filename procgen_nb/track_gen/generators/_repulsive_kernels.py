@@ -40,6 +40,24 @@ def _rep_init_k(
 
 
 @wp.kernel
+def _rep_rest_k(
+    pos: wp.array(dtype=wp.vec2),
+    n: int,
+    raw: int,
+    active: wp.array(dtype=wp.int32),
+    growth: float,
+    rest: wp.array(dtype=float),
+):
+    tid = wp.tid()
+    e = tid // n
+    if active[e] == 0:
+        return
+    i = tid - e * n
+    b = e * raw
+    rest[b + i] = growth * wp.length(pos[b + (i + 1) % n] - pos[b + i])
+
+
+@wp.kernel
 def _rep_tangent_k(
     pos: wp.array(dtype=wp.vec2),
     n: int,
@@ -71,7 +89,7 @@ def _rep_step_k(
     active: wp.array(dtype=wp.int32),
     frozen: wp.array(dtype=wp.int32),
     h: float,
-    target: float,
+    rest: wp.array(dtype=float),
     step: float,
     repulsion: float,
     smoothing: float,
@@ -89,12 +107,14 @@ def _rep_step_k(
     pi = wp.vec2(-ti[1], ti[0])
     g = wp.vec2(0.0, 0.0)
     inv_h = 1.0 / h
+    dmin = wp.float32(1.0e9)
     for j in range(n):
         dj = wp.abs(i - j)
         if dj <= 1 or dj >= n - 1:
             continue
         d = (p - pos[b + j]) * inv_h
         r2 = wp.max(wp.length_sq(d), 1.0e-6)
+        dmin = wp.min(dmin, r2)
         r4 = r2 * r2
         tj = tan[b + j]
         pj = wp.vec2(-tj[1], tj[0])
@@ -107,11 +127,16 @@ def _rep_step_k(
     e1 = pn - p
     l0 = wp.max(wp.length(e0), 1.0e-9)
     l1 = wp.max(wp.length(e1), 1.0e-9)
-    gs = e0 * ((l0 - target) / (l0 * h)) - e1 * ((l1 - target) / (l1 * h))
+    t0 = rest[b + (i + n - 1) % n]
+    t1 = rest[b + i]
+    gs = e0 * ((l0 - t0) / (l0 * h)) - e1 * ((l1 - t1) / (l1 * h))
     dirn = -(g * repulsion + gs) + ((pp + pn) * 0.5 - p) * (smoothing * inv_h)
+    rp = wp.length(p)
+    if rp > box:
+        dirn = dirn - p * (2.0 * (rp - box) / (rp * h))
     m = wp.length(dirn)
-    q = p + dirn * (h * step / wp.max(m, 1.0))
-    nxt[b + i] = wp.vec2(wp.clamp(q[0], -box, box), wp.clamp(q[1], -box, box))
+    lim = wp.min(step, 0.3 * wp.sqrt(dmin))
+    nxt[b + i] = p + dirn * (h * lim / wp.max(m, 1.0))
 
 
 @wp.kernel
@@ -139,6 +164,7 @@ def _rep_commit_k(
 @wp.kernel
 def _rep_subdivide_k(
     pos: wp.array(dtype=wp.vec2),
+    rest: wp.array(dtype=float),
     n: int,
     raw: int,
     active: wp.array(dtype=wp.int32),
@@ -157,4 +183,34 @@ def _rep_subdivide_k(
             c = pos[b + 2 * i + 2]
         pos[b + 2 * i + 1] = (a + c) * 0.5
         pos[b + 2 * i] = a
+        half = rest[b + i] * 0.5
+        rest[b + 2 * i + 1] = half
+        rest[b + 2 * i] = half
     frozen[e] = 0
+
+
+@wp.kernel
+def _rep_fit_k(
+    pos: wp.array(dtype=wp.vec2),
+    n: int,
+    raw: int,
+    active: wp.array(dtype=wp.int32),
+    scale: float,
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    b = e * raw
+    lo = pos[b]
+    hi = pos[b]
+    for i in range(n):
+        p = pos[b + i]
+        lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
+        hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
+    c = (lo + hi) * 0.5
+    ext = wp.max(hi[0] - lo[0], hi[1] - lo[1]) * 0.5
+    k = wp.float32(1.0)
+    if ext > 0.0:
+        k = 0.95 * scale / ext
+    for i in range(n):
+        pos[b + i] = (pos[b + i] - c) * k

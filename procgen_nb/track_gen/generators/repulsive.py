@@ -1,9 +1,9 @@
 """The ``repulsive`` generator: a loop grown under tangent-point repulsion.
 
-A small random star polygon grows toward a target perimeter (edge springs) inside the
-``[-scale, scale]`` box while the discrete tangent-point energy
+A small random star polygon grows toward a target perimeter (edge springs whose rest
+lengths are the initial edges' times ``growth``) while the discrete tangent-point energy
 ``sum_ij |T_i x (x_i - x_j)|^2 / |x_i - x_j|^4`` keeps distant parts apart, so it buckles
-into a winding, non-self-intersecting track.
+into a winding, non-self-intersecting track, finally fitted into ``[-scale, scale]``.
 
 How the host-driven loop became recordable:
 
@@ -37,14 +37,37 @@ class RepulsiveParams(Params):
     start_points: int = Field(16, bounds=(8, 64), doc="points of the initial star polygon")
     levels: int = Field(3, bounds=(1, 4), doc="coarse-to-fine levels (points double each level)")
     iterations: int = Field(24, bounds=(1, 200), soft=(4, 64), doc="descent steps per level")
-    growth: float = Field(2.2, bounds=(1.0, 6.0), doc="target perimeter / initial perimeter")
+    growth: float = Field(1.5, bounds=(1.0, 6.0), doc="rest length of each edge / its initial length")
     repulsion: float = Field(1.0, bounds=(0.0, 10.0), doc="weight of the tangent-point energy")
-    smoothing: float = Field(0.3, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
+    smoothing: float = Field(0.05, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
     step: float = Field(0.3, bounds=(0.01, 1.0), doc="largest move per step (x edge length)")
     tolerance: float = Field(
         0.002, bounds=(0.0, 0.5), doc="an env freezes when no point moved more (x edge length)"
     )
-    jitter: float = Field(0.3, bounds=(0.0, 0.8), doc="radius jitter of the initial polygon")
+    jitter: float = Field(0.75, bounds=(0.0, 0.9), doc="radius jitter of the initial polygon")
+    confine: float = Field(
+        1.0, bounds=(0.1, 2.0), doc="radius of the soft disc the loop grows in (x scale)"
+    )
+
+
+class RepulsiveParams(Params):
+    """Parameters of ``repulsive``."""
+
+    owner = "repulsive"
+    start_points: int = Field(16, bounds=(8, 64), doc="points of the initial star polygon")
+    levels: int = Field(3, bounds=(1, 4), doc="coarse-to-fine levels (points double each level)")
+    iterations: int = Field(24, bounds=(1, 200), soft=(4, 64), doc="descent steps per level")
+    growth: float = Field(1.5, bounds=(1.0, 6.0), doc="rest length of each edge / its initial length")
+    repulsion: float = Field(1.0, bounds=(0.0, 10.0), doc="weight of the tangent-point energy")
+    smoothing: float = Field(0.05, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
+    step: float = Field(0.3, bounds=(0.01, 1.0), doc="largest move per step (x edge length)")
+    tolerance: float = Field(
+        0.002, bounds=(0.0, 0.5), doc="an env freezes when no point moved more (x edge length)"
+    )
+    jitter: float = Field(0.75, bounds=(0.0, 0.9), doc="radius jitter of the initial polygon")
+    confine: float = Field(
+        1.0, bounds=(0.1, 2.0), doc="radius of the soft disc the loop grows in (x scale)"
+    )
 
 
 class Repulsive(_BuiltinStage):
@@ -87,6 +110,7 @@ class Repulsive(_BuiltinStage):
         frozen = b.scratch("frozen", wp.int32, E)
         active, seeds, scale = b.active, b.seed, b.scale
         salt = b.salt("repulsive.init")
+        rest = b.scratch("rest", float, E * raw)
         sched = self.schedule(p, scale)
 
         def enqueue(ctx: Any) -> None:
@@ -95,12 +119,14 @@ class Repulsive(_BuiltinStage):
                 E * p.start_points,
                 [seeds, active, salt, p.start_points, p.jitter, 0.3 * scale, raw, pos, frozen],
             )
+            n0 = p.start_points
+            ctx.launch(_k._rep_rest_k, E * n0, [pos, n0, raw, active, p.growth, rest])
             for li, lv in enumerate(sched):
                 n = lv["n"]
                 if li:
-                    ctx.launch(_k._rep_subdivide_k, E, [pos, n // 2, raw, active, frozen])
-                step_args = [pos, tan, n, raw, active, frozen, lv["h"], lv["target"], p.step,
-                             p.repulsion, p.smoothing, scale, nxt]
+                    ctx.launch(_k._rep_subdivide_k, E, [pos, rest, n // 2, raw, active, frozen])
+                step_args = [pos, tan, n, raw, active, frozen, lv["h"], rest, p.step,
+                             p.repulsion, p.smoothing, p.confine * scale, nxt]
 
                 def body(_i: int, n: int = n, step_args: list = step_args, h: float = lv["h"]):
                     ctx.launch(_k._rep_tangent_k, E * n, [pos, n, raw, active, frozen, tan])
@@ -110,6 +136,7 @@ class Repulsive(_BuiltinStage):
                     )
 
                 ctx.bounded_loop(lv["iterations"], body)
+            ctx.launch(_k._rep_fit_k, E, [pos, raw, raw, active, scale])
 
         return enqueue
 

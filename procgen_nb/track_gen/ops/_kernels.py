@@ -366,17 +366,19 @@ def _grid_build(
             return -1
         for cy in range(r[1], r[3] + 1):
             for cx in range(r[0], r[2] + 1):
-                start[sb + cy * gx + cx + 1] += 1
+                s0 = sb + cy * gx + cx + 1
+                start[s0] = start[s0] + 1
     for k in range(c):
-        start[sb + k + 1] += start[sb + k]
+        start[sb + k + 1] = start[sb + k + 1] + start[sb + k]
     for ii in range(n):
         i = n - 1 - ii
         r = _cell_range(xy[base + i], xy[base + (i + 1) % n], ox, oy, inv, gx, gy)
         for cy in range(r[1], r[3] + 1):
             for cx in range(r[0], r[2] + 1):
                 s = sb + cy * gx + cx + 1
-                start[s] -= 1
-                items[ib + start[s]] = i
+                slot = start[s] - 1
+                start[s] = slot
+                items[ib + slot] = i
     start[sb + c + 1] = total
     return total
 
