@@ -1,0 +1,24 @@
+"""The runtime benchmarks run in smoke mode and print their ratios (nothing timed is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_replay_benchmark_smoke(capsys):
+    rows = load("replay").main(["--smoke"])
+    out = capsys.readouterr().out
+    assert "replay speedup vs launching again" in out
+    assert rows["readbacks per replayed cook"] == 0
+    assert all(math.isfinite(v) and v >= 0 for v in rows.values())
