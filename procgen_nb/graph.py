@@ -380,7 +380,8 @@ class Graph:
                     versions.append((key, "const", _hashable(args[key])))
             cache_key = self._keys(name, inst, values, versions)
             prev = self._state.get(name)
-            if prev is not None and prev.key == cache_key and not _digests_moved(prev):
+            moved = prev is not None and _digests_moved(prev)
+            if prev is not None and prev.key == cache_key and not moved:
                 new_state[name] = prev
                 outputs[name] = prev.output
                 reports.append(NodeReport(name, True, 0.0, Traffic()))
@@ -422,6 +423,8 @@ class Graph:
             )
             outputs[name] = result
             events = list(scope.events)
+            if moved:
+                events.insert(0, ("digest", "a cpu.read digest moved"))
             if self._guard_note and any(name in n for n in self._guard_note):
                 events = [("guard", n) for n in self._guard_note if repr(name) in n] + events
             reports.append(NodeReport(name, False, dt, counted, events))
@@ -429,6 +432,9 @@ class Graph:
         report = CookReport(
             reports, totals, (_time.perf_counter() - t_all) * 1000.0, time=time, frame=frame
         )
+        for name, st in self._state.items():
+            if new_state.get(name) is not st:
+                _release(st.output)  # handles a replaced output held are released with it
         self._state = new_state
         self.values = dict(values)
         self._guard_note = []
@@ -479,6 +485,12 @@ def _hashable(v: Any) -> Any:
         return v
     except TypeError:
         return ("id", id(v))
+
+
+def _release(output: Any) -> None:
+    release = getattr(output, "release", None)
+    if callable(release) and not isinstance(output, type):
+        release()
 
 
 def _dynamic_keys(log: list[tuple]) -> set[str]:

@@ -48,6 +48,8 @@ _VEC_LANES = {"Vec2": 2, "Vec3": 3, "Vec4": 4, "Color": 4}
 _XYZW = ("x", "y", "z", "w")
 _RGBA = ("r", "g", "b", "a")
 _MAX_DEPTH = 64
+#: lupa's classes for a Lua thread (one not yet started comes as a coroutine function).
+_THREAD_CLASSES = ("_LuaThread", "_LuaCoroutineFunction")
 
 
 @dataclasses.dataclass
@@ -149,7 +151,10 @@ def _geometry_to_lua(
                 data = ctx.readback(col.data)
                 if live is not None:
                     data = data[:live]
-                if col.lanes == 1:
+                if col.type == "String" and col.table is not None:
+                    table = col.table
+                    entries[name] = state._table([table[int(i)] for i in data.tolist()])
+                elif col.lanes == 1:
                     entries[name] = state._table(data.tolist())
                 else:
                     keys = _RGBA if col.type == "Color" else _XYZW
@@ -210,8 +215,7 @@ def check_returns(
                 f"({', '.join(returns) or 'none'}), got {len(results)} ({got})"
             )
         return [
-            _expect(state, v, t, where, i + 1)
-            for i, (v, t) in enumerate(zip(results, returns))
+            _expect(state, v, t, where, i + 1) for i, (v, t) in enumerate(zip(results, returns))
         ]
     except UnicodeDecodeError as e:
         raise LuaReturnError(
@@ -231,6 +235,8 @@ def kind_of(state: LuaState, v: Any) -> str:
     if isinstance(v, str | bytes):
         return "String"
     lt = lua_type(v)
+    if type(v).__name__ in _THREAD_CLASSES:
+        return "Thread"
     if lt == "table":
         if state._handle_info(v) is not None:
             return "Handle"
@@ -328,7 +334,9 @@ def _buffer_ref(state: LuaState, t: Any, where: _Where, pos: int, expected: str)
     col = state._columns.get(buf)
     if col is None:
         raise where.fail(
-            pos, expected, "BufferRef",
+            pos,
+            expected,
+            "BufferRef",
             f"buffer {buf} is not a column this Lua state was given, or it was let go",
         )
     return BufferRef(buf, col.type, _count(col), col.lanes, col.element(), col)
@@ -363,7 +371,9 @@ def _vector(t: Any, expected: str, where: _Where, pos: int) -> tuple[float, ...]
         return tuple(float(x) for x in vals)
     keys = ", ".join(_XYZW[:lanes])
     raise where.fail(
-        pos, f"{expected} (a table {{{keys}}} or {lanes} numbers)", "a table",
+        pos,
+        f"{expected} (a table {{{keys}}} or {lanes} numbers)",
+        "a table",
         f"keys {sorted(map(str, items))}",
     )
 
@@ -373,7 +383,9 @@ def _geometry(state: LuaState, t: Any, where: _Where, pos: int) -> Geometry:
     for cname, ct in t.items():
         if lua_type(ct) != "table":
             raise where.fail(
-                pos, "Geometry (a table of classes of BufferRefs)", "a table",
+                pos,
+                "Geometry (a table of classes of BufferRefs)",
+                "a table",
                 f"class {cname!r} is a {kind_of(state, ct)}",
             )
         cols = {}
@@ -382,7 +394,9 @@ def _geometry(state: LuaState, t: Any, where: _Where, pos: int) -> Geometry:
                 continue
             if kind_of(state, v) != "BufferRef":
                 raise where.fail(
-                    pos, "Geometry (a table of classes of BufferRefs)", "a table",
+                    pos,
+                    "Geometry (a table of classes of BufferRefs)",
+                    "a table",
                     f"class {cname!r} entry {name!r} is a {kind_of(state, v)}",
                 )
             cols[name] = _buffer_ref(state, v, where, pos, "Geometry").column

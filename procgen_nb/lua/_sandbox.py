@@ -38,18 +38,38 @@ SETUP = r"""
 local check, py_print, SANDBOX, CEILING, interval, forbidden_list, gc_list = ...
 local sethook, gethook, traceback = debug.sethook, debug.gethook, debug.traceback
 local real_load, real_setmetatable, real_collectgarbage = load, setmetatable, collectgarbage
-local co_create, co_resume, co_close = coroutine.create, coroutine.resume, coroutine.close
+local real_xpcall = xpcall
+local co_create, co_resume, co_close, co_running =
+      coroutine.create, coroutine.resume, coroutine.close, coroutine.running
 local type, tostring, error, select, pairs, rawget, xpcall =
       type, tostring, error, select, pairs, rawget, xpcall
 local concat, pack, unpack = table.concat, table.pack, table.unpack
 
--- the CPU-time hook: asks Python every `interval` instructions; once a call ran past
--- its ceiling it raises on every instruction, so a pcall cannot keep a loop alive
+-- the CPU-time hook runs every `interval` instructions. It asks Python for the thread's
+-- CPU time only once the process's CPU clock (os.clock, never slower than the thread's)
+-- moved by `gate` seconds since it last asked, so a check costs a C call, not a Python
+-- call. Once a call ran past its ceiling the hook asks Python and raises on every
+-- instruction until the call is over, so a pcall cannot keep a loop alive. Lua runs a message handler, and the __close handlers
+-- of a coroutine an error killed, with hooks off when the error came from a hook:
+-- `killed` remembers such coroutines (closing one does nothing) and xpcall skips its
+-- handler for the ceiling's error.
+local clock, gate = os.clock, 0.001
+local last, tripped = -1, false
+local killed = real_setmetatable({}, {__mode = "k"})
 local function hook()
+  if not tripped then
+    local now = clock()
+    if now - last < gate then return end
+    last = now
+  end
   if check() then
+    tripped = true
+    local co, main = co_running()
+    if not main then killed[co] = true end
     sethook(hook, "", 1)
     error(CEILING, 0)
   end
+  tripped = false
   local _, _, count = gethook()
   if count ~= interval then sethook(hook, "", interval) end
 end
@@ -94,18 +114,31 @@ local function cocreate(f)
   sethook(co, hook, "", count or interval)
   return co
 end
+local function coclose(co)
+  if killed[co] then return false, CEILING end
+  return co_close(co)
+end
 local function cowrap(f)
   local co = cocreate(f)
   return function(...)
     local r = pack(co_resume(co, ...))
     if r[1] then return unpack(r, 2, r.n) end
-    co_close(co)
+    coclose(co)
     error(r[2], 0)
   end
 end
 env.coroutine = copy(coroutine)
 env.coroutine.create = cocreate
 env.coroutine.wrap = cowrap
+env.coroutine.close = coclose
+
+env.xpcall = function(f, handler, ...)
+  if type(handler) ~= "function" then return real_xpcall(f, handler, ...) end
+  return real_xpcall(f, function(e)
+    if e == CEILING then return e end
+    return handler(e)
+  end, ...)
+end
 
 env.setmetatable = function(t, mt)
   if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
@@ -121,7 +154,11 @@ env.load = function(chunk, name, mode, chunk_env)
   if type(chunk) == "string" and chunk:byte(1) == 27 then
     refuse("load: expected Lua source text, got a precompiled (bytecode) chunk", 2)
   end
-  return real_load(chunk, name, "t", chunk_env or env)
+  local f, err = real_load(chunk, name, "t", chunk_env or env)
+  if f == nil and type(err) == "string" and err:find("attempt to load a binary chunk", 1, true) then
+    refuse("load: expected Lua source text, got a precompiled (bytecode) chunk", 2)
+  end
+  return f, err
 end
 
 local gc_ok = {}

@@ -10,7 +10,11 @@ No Python object is reachable: arguments cross as Lua values (see ``_convert``).
 
 The ceiling counts CPU time on the calling thread (``time.thread_time``), so time spent
 waiting is not charged; a count hook on every thread the call runs (coroutines included)
-checks it every ``hook_interval`` instructions and stops a runaway call.
+checks it every ``hook_interval`` instructions and stops a runaway call. Limits: a count
+hook makes tight Lua loops about twice as slow as unhooked Lua; one long C call (a huge
+``string.rep``, a pathological pattern match) is not interrupted, only refused once it
+returns, and memory is bounded by ``max_memory``; the ``__close`` handlers of a coroutine
+the ceiling stopped do not run.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..columns import Column
-from ..errors import BindingError, LuaCeilingError, LuaError, LuaSandboxError
+from ..errors import BindingError, LuaCeilingError, LuaError, LuaReturnError, LuaSandboxError
 from . import _sandbox
-from ._convert import ArgOptions, check_returns, to_lua
+from ._convert import ArgOptions, check_returns, kind_of, to_lua
 from .values import Handle, _lua_handle
 
 #: The ceiling a call gets when ``ceiling_ms`` is 0 or None.
@@ -70,9 +74,7 @@ class LuaState:
         self._column_ids: weakref.WeakKeyDictionary[Column, int] = weakref.WeakKeyDictionary()
         self._next_buffer = 0
         self._py_handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
-        self._lua_handles: weakref.WeakValueDictionary[int, Handle] = (
-            weakref.WeakValueDictionary()
-        )
+        self._lua_handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self._compiled: dict[str, Any] = {}
 
     # -- public ---------------------------------------------------------------------------
@@ -125,8 +127,7 @@ class LuaState:
             return fn
         if not isinstance(fn, str):
             raise BindingError(
-                f"fn: expected Lua source or a Lua function, got {type(fn).__name__} "
-                f"{_short(fn)}"
+                f"fn: expected Lua source or a Lua function, got {type(fn).__name__} {_short(fn)}"
             )
         f = self._compiled.get(fn)
         if f is not None:
@@ -134,10 +135,9 @@ class LuaState:
         chunk = self._load(fn, node, expression=True)
         raw = self._run(chunk, (), ceiling_ms, node, "fn")
         if len(raw) != 1 or _sandbox.lua_type(raw[0]) != "function":
-            got = ", ".join(_sandbox.lua_type(v) or type(v).__name__ for v in raw) or "nothing"
+            got = ", ".join(kind_of(self, v) for v in raw) or "nothing"
             raise BindingError(
-                f"fn: expected Lua source giving a function, got source giving {got}: "
-                f"{_short(fn)}"
+                f"fn: expected Lua source giving a function, got source giving {got}: {_short(fn)}"
             )
         self._compiled[fn] = raw[0]
         return raw[0]
@@ -219,7 +219,14 @@ class LuaState:
             try:
                 res = self._helpers.run(f, *args)
             except _sandbox.LuaRuntimeError as e:
+                if "cannot mix objects from different Lua runtimes" in str(e):
+                    raise BindingError(
+                        f"{what} in node {_node(node)}: expected fn and args of this graph's "
+                        f"Lua state, got a Lua value of another state"
+                    ) from None
                 res = (False, str(e))
+            except UnicodeDecodeError as e:
+                res = e
             finally:
                 used = (time.thread_time() - start) * 1000.0
                 self._depth -= 1
@@ -227,6 +234,11 @@ class LuaState:
                 tripped, self._tripped = self._tripped, False
             if self._depth == 0 and self._pending:
                 self._release_pending()
+        if isinstance(res, UnicodeDecodeError):
+            raise LuaReturnError(
+                f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
+                f"that are not ({res.reason} at byte {res.start})"
+            )
         res = res if isinstance(res, tuple) else (res,)
         if tripped or used > ceiling:
             raise LuaCeilingError(

@@ -16,8 +16,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..columns import Record
 from ..errors import BindingError, LuaReturnError
-from ..lua import RETURN_TYPES, CallResult, LuaState
+from ..lua import RETURN_TYPES, CallResult, Curve, LuaState
 from ..lua._convert import canon
 from ..lua._sandbox import lua_type
 from ._op import CookScope, Op, current_cook, op
@@ -57,14 +58,11 @@ def _check_params(
         for i, t in enumerate(returns):
             if t not in RETURN_TYPES:
                 raise BindingError(
-                    f"{name} returns[{i + 1}]: expected one of {', '.join(RETURN_TYPES)}, "
-                    f"got {t!r}"
+                    f"{name} returns[{i + 1}]: expected one of {', '.join(RETURN_TYPES)}, got {t!r}"
                 )
         returns = list(returns)
     if ceiling_ms is not None and (
-        isinstance(ceiling_ms, bool)
-        or not isinstance(ceiling_ms, int | float)
-        or ceiling_ms < 0
+        isinstance(ceiling_ms, bool) or not isinstance(ceiling_ms, int | float) or ceiling_ms < 0
     ):
         raise BindingError(
             f"{name} ceiling_ms: expected a number >= 0 (0 or None for 5000), got {ceiling_ms!r}"
@@ -78,14 +76,13 @@ def _check_params(
 def _fold_key(fn: Any, args: list, returns: Any, device: bool, curves: bool, t: float) -> Any:
     """The memo key of a pure call, or None when an argument is not known at planning."""
     if not curves:
-        from ..lua.values import Curve
-
         args = [a.at(t) if isinstance(a, Curve) else a for a in args]
     try:
         digest = hashlib.sha256(repr(canon(args)).encode()).hexdigest()
     except TypeError:
         return None
-    ident = ("source", fn) if isinstance(fn, str) else ("function", id(fn), fn)
+    # a Lua function is known by its Python wrapper (kept alive in the memo's value)
+    ident = ("source", fn) if isinstance(fn, str) else ("function", id(fn))
     return ("cpu.call", ident, digest, tuple(returns or ()), device, curves)
 
 
@@ -136,7 +133,12 @@ def call(
         LuaReturnError: a result of another type or count than ``returns`` states.
     """
     args, returns = _check_params(
-        "cpu.call", fn, args, returns, ceiling_ms, {"pure": pure, "device": device, "curves": curves}
+        "cpu.call",
+        fn,
+        args,
+        returns,
+        ceiling_ms,
+        {"pure": pure, "device": device, "curves": curves},
     )
     scope = current_cook()
     node = scope.node if scope is not None else None
@@ -146,18 +148,25 @@ def call(
         key = _fold_key(fn, args, returns, device, curves, t)
         if key is not None and key in scope.memo:
             scope.note("folded", f"cpu.call: pure call reused ({len(scope.memo[key][0])} results)")
-            return CallResult(values=list(scope.memo[key][0]))
+            return CallResult(values=_copy(list(scope.memo[key][0])))
     state = _state(scope)
     start = time.perf_counter()
     values = state.call(
-        fn, args, returns=returns, ceiling_ms=ceiling_ms, node=node, device=device,
-        curves=curves, time=t, what="cpu.call",
+        fn,
+        args,
+        returns=returns,
+        ceiling_ms=ceiling_ms,
+        node=node,
+        device=device,
+        curves=curves,
+        time=t,
+        what="cpu.call",
     )
     result = CallResult(values=values)
     if scope is not None:
         ms = (time.perf_counter() - start) * 1000.0
         if key is not None and not result.handles:
-            scope.memo[key] = (tuple(values), fn)
+            scope.memo[key] = (tuple(_copy(values)), fn)
             scope.note("folded", f"cpu.call: pure call made at planning ({ms:.2f} ms)")
         else:
             scope.note("lua", f"cpu.call: {ms:.2f} ms")
@@ -181,7 +190,9 @@ def _read(
 
     Returns:
         A ``CallResult`` with ``values``: fn's results, in order. The digest's value, made
-        hashable (tables as sorted tuples), is appended to ``current_cook().digests``.
+        hashable (tables as sorted tuples), is appended to ``current_cook().digests`` with
+        a probe that asks the digest again; the graph asks it before each cook and cooks
+        the node again only when the answer moved.
 
     Raises:
         BindingError: a bad fn, digest, args, returns, ceiling_ms or device; ``curves`` or
@@ -202,7 +213,12 @@ def _read(
     state = _state(scope)
     start = time.perf_counter()
     answer = state.call(
-        digest, args, ceiling_ms=ceiling_ms, node=node, device=device, time=t,
+        digest,
+        args,
+        ceiling_ms=ceiling_ms,
+        node=node,
+        device=device,
+        time=t,
         what="cpu.read digest",
     )
     if len(answer) != 1 or answer[0] is None or lua_type(answer[0]) is not None:
@@ -219,11 +235,31 @@ def _read(
             f"of them, got {_short(answer[0])} ({e})"
         ) from None
     values = state.call(
-        fn, args, returns=returns, ceiling_ms=ceiling_ms, node=node, device=device, time=t,
+        fn,
+        args,
+        returns=returns,
+        ceiling_ms=ceiling_ms,
+        node=node,
+        device=device,
+        time=t,
         what="cpu.read",
     )
     if scope is not None:
-        scope.digests.append(value)
+
+        def probe() -> Any:
+            """Asks the digest again with the same values (the graph checks it each cook)."""
+            again = state.call(
+                digest,
+                args,
+                ceiling_ms=ceiling_ms,
+                node=node,
+                device=device,
+                time=t,
+                what="cpu.read digest",
+            )
+            return canon(again[0]) if len(again) == 1 else again
+
+        scope.digests.append((value, probe))
         ms = (time.perf_counter() - start) * 1000.0
         scope.note("lua", f"cpu.read: {ms:.2f} ms")
     return CallResult(values=values)
@@ -251,6 +287,15 @@ read = _ReadOp(
     params=("returns", "ceiling_ms", "device"),
     outputs=("values",),
 )
+
+
+def _copy(value: Any) -> Any:
+    """Copies the lists and Records of folded results, so no cook changes the constants."""
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if isinstance(value, Record):
+        return Record({k: _copy(v) for k, v in value.items()})
+    return value
 
 
 def _short(v: Any) -> str:
