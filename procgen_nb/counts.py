@@ -4,6 +4,16 @@ A domain is a Number (every slot live), a Column (its elements; a live column it
 count), a ``LiveCount``, or the record ``{count = <one-word Column>, capacity = <Number>}``.
 An object with a ``_as_live_count(ctx)`` method (count arithmetic evaluated on the device)
 is a live count too.
+
+Count arithmetic (``count(points.count) * 8``, ``count_min(kept, room)``, ``a + b``) is a
+``Count``: a lazy expression over live counts and numbers. One that only grows with the
+counts it reads (sums, products with numbers >= 0, min, max, taking a number away) is a
+live count as it is: a tiny kernel evaluates it on the device into a one-word buffer,
+and its capacity is the most it can reach (the expression over the capacities), so the
+dispatch covers that and nothing crosses to the CPU. One that takes a count away
+(``a - b`` with a count in ``b``, a negative factor) is read back where the dispatch needs
+the number: the word is evaluated on the device, read once, and the cook report shows
+the wait. ``check_capacity`` is the overflow check of a node that states a bound.
 """
 
 from __future__ import annotations
@@ -13,10 +23,11 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import warp as wp
 
 from .columns import Column, Domain, LiveCount
-from .errors import BindingError
+from .errors import BindingError, CapacityError
 
 
 @dataclasses.dataclass
@@ -81,6 +92,8 @@ def resolve_domain(domain: Any, ctx: Any = None) -> ResolvedDomain:
         return ResolvedDomain(int(domain), None, int(domain))
     if isinstance(domain, Domain):
         return resolve_domain(domain.count, ctx)
+    if isinstance(domain, Count):
+        return domain._resolve_domain(ctx)
     live = as_live_count(domain, "domain", ctx)
     if live is not None:
         return ResolvedDomain(live.capacity, live, None)
@@ -90,3 +103,361 @@ def resolve_domain(domain: Any, ctx: Any = None) -> ResolvedDomain:
         "domain: expected a Number, a Column, a live count or {count=, capacity=}, "
         f"got {type(domain).__name__}: {domain!r}"
     )
+
+
+# -- count arithmetic ----------------------------------------------------------------------
+
+_LEAF, _CONST, _ADD, _SUB, _MUL, _MIN, _MAX = range(7)
+_WORD_MAX = 2**32 - 1
+
+
+@wp.kernel
+def _eval_count(
+    prog: wp.array(dtype=wp.int32),
+    operand: wp.array(dtype=wp.int64),
+    leaves: wp.array(dtype=wp.uint32),
+    stack: wp.array(dtype=wp.int64),
+    out: wp.array(dtype=wp.uint32),
+):
+    sp = wp.int32(0)
+    for pc in range(prog.shape[0]):
+        op = prog[pc]
+        if op == 0:
+            stack[sp] = wp.int64(leaves[wp.int32(operand[pc])])
+            sp = sp + 1
+        elif op == 1:
+            stack[sp] = operand[pc]
+            sp = sp + 1
+        else:
+            x = stack[sp - 2]
+            y = stack[sp - 1]
+            r = x + y
+            if op == 3:
+                r = x - y
+            elif op == 4:
+                r = x * y
+            elif op == 5:
+                r = wp.min(x, y)
+            elif op == 6:
+                r = wp.max(x, y)
+            sp = sp - 1
+            stack[sp - 1] = r
+    v = stack[0]
+    v = wp.max(v, wp.int64(0))
+    v = wp.min(v, wp.int64(4294967295))
+    out[0] = wp.uint32(v)
+
+
+def _leaf_of(value: Any, where: str) -> Count:
+    if isinstance(value, Count):
+        return value
+    if isinstance(value, bool):
+        raise BindingError(f"{where}: expected a count or a whole number, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return Count(_CONST, (), const=int(value))
+    if isinstance(value, float) and value.is_integer():
+        return Count(_CONST, (), const=int(value))
+    if isinstance(value, Column) and value.live is None:
+        return Count(_CONST, (), const=len(value))
+    live = as_live_count(value, where)
+    if live is None:
+        raise BindingError(
+            f"{where}: expected a live count (a count Column, an appended output, "
+            f"{{count=, capacity=}}), a Count or a whole number, got {type(value).__name__}"
+        )
+    return Count(_LEAF, (), live=live)
+
+
+class Count:
+    """A lazy expression over live counts and numbers: a domain, or an output's ``{live=}``.
+
+    Made with ``count(value)`` and combined with ``+``, ``-``, ``*`` and
+    ``count_min``/``count_max``. Words are u32; the device evaluates in 64 bits and clamps
+    the result to ``[0, 2**32 - 1]``.
+    """
+
+    def __init__(
+        self,
+        op: int,
+        args: tuple[Count, ...],
+        const: int | None = None,
+        live: LiveCount | None = None,
+        capacity: int | None = None,
+    ):
+        self._op = op
+        self._args = args
+        self._const = const
+        self._live = live
+        self._stated = capacity
+        self._programs: dict[str, tuple[wp.array, wp.array, wp.array, wp.array]] = {}
+
+    # -- arithmetic ------------------------------------------------------------------
+    def _bin(self, op: int, other: Any, swap: bool = False) -> Count:
+        o = _leaf_of(other, "count arithmetic")
+        return Count(op, (o, self) if swap else (self, o))
+
+    def __add__(self, other: Any) -> Count:
+        return self._bin(_ADD, other)
+
+    def __radd__(self, other: Any) -> Count:
+        return self._bin(_ADD, other, swap=True)
+
+    def __sub__(self, other: Any) -> Count:
+        return self._bin(_SUB, other)
+
+    def __rsub__(self, other: Any) -> Count:
+        return self._bin(_SUB, other, swap=True)
+
+    def __mul__(self, other: Any) -> Count:
+        return self._bin(_MUL, other)
+
+    def __rmul__(self, other: Any) -> Count:
+        return self._bin(_MUL, other, swap=True)
+
+    def __repr__(self) -> str:
+        return f"Count({self._text()}, grows={self.grows}, capacity={self.capacity})"
+
+    def _text(self) -> str:
+        if self._op == _CONST:
+            return str(self._const)
+        if self._op == _LEAF:
+            return f"<count cap {self._live.capacity}>"
+        a, b = (x._text() for x in self._args)
+        if self._op in (_MIN, _MAX):
+            return f"{'min' if self._op == _MIN else 'max'}({a}, {b})"
+        return f"({a} {'+-*'[(_ADD, _SUB, _MUL).index(self._op)]} {b})"
+
+    # -- analysis --------------------------------------------------------------------
+    def _reads(self) -> bool:
+        return self._op == _LEAF or any(a._reads() for a in self._args)
+
+    def _sign(self) -> int | None:
+        """Returns +1 (never decreases with its counts), 0 (constant) or None (may decrease)."""
+        if self._op == _CONST:
+            return 0
+        if self._op == _LEAF:
+            return 1
+        a, b = self._args
+        sa, sb = a._sign(), b._sign()
+        if sa is None or sb is None:
+            return None
+        if self._op == _SUB:
+            return None if sb else sa
+        if self._op == _MUL:
+            # a factor that can be negative turns growth around
+            if (sa and b._lo() < 0) or (sb and a._lo() < 0):
+                return None
+        return 1 if (sa or sb) else 0
+
+    def _lo(self) -> int:
+        """A lower bound of the value (counts are >= 0); -1 stands for "may be negative"."""
+        if self._op == _CONST:
+            return self._const
+        if self._op == _LEAF:
+            return 0
+        a, b = (x._lo() for x in self._args)
+        if self._op == _ADD:
+            return a + b
+        if self._op == _MIN:
+            return min(a, b)
+        if self._op == _MAX:
+            return max(a, b)
+        if self._op == _MUL and a >= 0 and b >= 0:
+            return a * b
+        return -1
+
+    @property
+    def grows(self) -> bool:
+        """True when the expression never decreases as the counts it reads grow."""
+        return self._sign() is not None
+
+    def _at_capacity(self) -> int:
+        if self._op == _CONST:
+            return self._const
+        if self._op == _LEAF:
+            return self._live.capacity
+        a, b = (x._at_capacity() for x in self._args)
+        return {
+            _ADD: a + b,
+            _SUB: a - b,
+            _MUL: a * b,
+            _MIN: min(a, b),
+            _MAX: max(a, b),
+        }[self._op]
+
+    @property
+    def capacity(self) -> int | None:
+        """The most the count can reach (None for one that subtracts: it is read back)."""
+        if self._stated is not None:
+            return self._stated
+        if not self.grows:
+            return None
+        return int(min(max(self._at_capacity(), 0), _WORD_MAX))
+
+    # -- evaluation ------------------------------------------------------------------
+    def _device(self) -> str | None:
+        if self._op == _LEAF:
+            return self._live.device
+        for a in self._args:
+            d = a._device()
+            if d is not None:
+                return d
+        return None
+
+    def _compile(self, ops: list[int], operands: list[int], leaves: list[LiveCount]) -> None:
+        if self._op == _CONST:
+            ops.append(_CONST)
+            operands.append(self._const)
+        elif self._op == _LEAF:
+            ops.append(_LEAF)
+            operands.append(len(leaves))
+            leaves.append(self._live)
+        else:
+            for a in self._args:
+                a._compile(ops, operands, leaves)
+            ops.append(self._op)
+            operands.append(0)
+
+    def words(self, ctx: Any = None) -> wp.array:
+        """Evaluates the expression on the device into a new one-word u32 buffer.
+
+        Nothing is read back: each count read is copied on the device next to the others
+        and one launch folds them.
+        """
+        from .launch import default_context
+
+        if self._op == _LEAF:
+            return self._live.words
+        ctx = ctx or default_context(self._device())
+        ops: list[int] = []
+        operands: list[int] = []
+        leaves: list[LiveCount] = []
+        self._compile(ops, operands, leaves)
+        prog = self._programs.get(ctx.device)
+        if prog is None:
+            prog = self._programs[ctx.device] = (
+                ctx.upload(np.asarray(ops, np.int32), wp.int32),
+                ctx.upload(np.asarray(operands, np.int64), wp.int64),
+                ctx.zeros(max(len(leaves), 1), wp.uint32),
+                ctx.zeros(len(ops), wp.int64),
+            )
+        p, o, lv, stack = prog
+        for k, leaf in enumerate(leaves):
+            ctx.copy(lv, leaf.words, k, 0, 1)
+        out = ctx.zeros(1, wp.uint32)
+        ctx.launch(_eval_count, 1, [p, o, lv, stack, out])
+        return out
+
+    def read(self, ctx: Any = None, why: str | None = None) -> int:
+        """Evaluates the expression on the device and reads the number back (one wait).
+
+        The wait is counted as a readback and noted in the cook report of the node cooking.
+        """
+        from .launch import default_context
+        from .ops._op import current_cook
+
+        if not self._reads():
+            return int(min(max(self._at_capacity(), 0), _WORD_MAX))
+        ctx = ctx or default_context(self._device())
+        value = int(ctx.readback(self.words(ctx))[0])
+        scope = current_cook()
+        if scope is not None:
+            scope.note("wait", why or f"count {self._text()} read back (it subtracts)")
+            # the number went into Python: a recording of the cook could not replay it
+            scope.note("host", "a count read back")
+        return value
+
+    def _as_live_count(self, ctx: Any = None) -> LiveCount:
+        if self.grows or self._stated is not None:
+            return LiveCount(self.words(ctx), self.capacity)
+        n = self.read(ctx)
+        from .launch import default_context
+
+        ctx = ctx or default_context(self._device())
+        words = ctx.zeros(1, wp.uint32)
+        ctx.fill(words, n)
+        return LiveCount(words, n)
+
+    def _resolve_domain(self, ctx: Any = None) -> ResolvedDomain:
+        if not self._reads():
+            n = self.read(ctx)
+            return ResolvedDomain(n, None, n)
+        if self.grows or self._stated is not None:
+            return ResolvedDomain(self.capacity, self._as_live_count(ctx), None)
+        n = self.read(ctx, f"count {self._text()} read back for the dispatch (it subtracts)")
+        return ResolvedDomain(n, None, n)
+
+
+def count(value: Any, capacity: int | None = None) -> Count:
+    """Returns ``value`` as a Count to do arithmetic on.
+
+    Args:
+        value: a LiveCount, a live Column (its count), an appended output, the record
+            ``{count=, capacity=}``, a plain Column (its length), a whole number or a Count.
+        capacity: states the most the count can reach (a bound the node knows); the
+            dispatch over it covers that many slots.
+
+    Raises:
+        BindingError: a value of another kind, or a capacity that is not a number >= 0.
+    """
+    if capacity is None:
+        return _leaf_of(value, "count(value)")
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0:
+        raise BindingError(f"count(capacity): expected a whole number >= 0, got {capacity!r}")
+    if isinstance(value, Column) and value.live is None and len(value) == 1:
+        value = {"count": value, "capacity": int(capacity)}  # a one-word count (a scan's total)
+    c = _leaf_of(value, "count(value)")
+    return Count(c._op, c._args, c._const, c._live, int(capacity))
+
+
+def count_min(first: Any, *rest: Any) -> Count:
+    """The least of counts and numbers (a count that only grows when they do)."""
+    out = _leaf_of(first, "count_min")
+    for r in rest:
+        out = Count(_MIN, (out, _leaf_of(r, "count_min")))
+    return out
+
+
+def count_max(first: Any, *rest: Any) -> Count:
+    """The greatest of counts and numbers (a count that only grows when they do)."""
+    out = _leaf_of(first, "count_max")
+    for r in rest:
+        out = Count(_MAX, (out, _leaf_of(r, "count_max")))
+    return out
+
+
+def check_capacity(
+    value: Any, capacity: int | None = None, node: str | None = None, ctx: Any = None
+) -> int:
+    """Checks ``count <= capacity`` for a node that states a bound; returns the count.
+
+    The count is read back (a wait the cook report shows). Over its capacity the count
+    states the true number, the first ``capacity`` slots were written, and the check
+    refuses.
+
+    Args:
+        value: a LiveCount, a live Column, ``{count=, capacity=}``, a Count or a number.
+        capacity: the bound (default: the capacity the count carries).
+        node: the node named in the error (default: the node cooking).
+        ctx: the launch context (default: the count's device's).
+
+    Raises:
+        CapacityError: naming the node, the count and the capacity.
+    """
+    from .ops._op import current_cook
+
+    c = _leaf_of(value, "check_capacity(value)")
+    bound = capacity if capacity is not None else c.capacity
+    if bound is None:
+        raise BindingError(
+            "check_capacity(capacity): expected a bound (the count carries none), got None"
+        )
+    scope = current_cook()
+    who = node or (scope.node if scope is not None else "<no node>")
+    n = c.read(ctx, f"capacity check of {who}")
+    if n > bound:
+        raise CapacityError(
+            f"node {who!r}: expected count <= capacity, got count {n} over capacity {bound} "
+            f"({n - bound} did not fit)"
+        )
+    return n

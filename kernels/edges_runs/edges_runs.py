@@ -23,49 +23,39 @@ table stage writes ``runs`` too.
 import warp as wp
 
 
-@wp.kernel
-def edges_runs(
+@wp.func
+def heads_stage(
+    i: wp.int32,
+    live: wp.int32,
     ka: wp.array(dtype=wp.int32),
     kb: wp.array(dtype=wp.int32),
     flag: wp.array(dtype=wp.int32),
-    # @when COUNT plain
-    runs: wp.array(dtype=wp.uint32),
-    edge: wp.array(dtype=wp.int32),
-    a: wp.array(dtype=wp.int32),
-    b: wp.array(dtype=wp.int32),
-    fcount: wp.array(dtype=wp.int32),
-    # @end
-    # @when COUNT device
-    # @when STAGE heads
-    runs: wp.array(dtype=wp.uint32),
-    # @end
-    # @when STAGE table
-    edge: wp.array(dtype=wp.int32),
-    a: wp.array(dtype=wp.int32),
-    b: wp.array(dtype=wp.int32),
-    fcount: wp.array(dtype=wp.int32),
-    # @end
-    domain_count: wp.array(dtype=wp.uint32),
-    # @end
-):
-    i = wp.tid()
-    live = wp.min(ka.shape[0], kb.shape[0])
-    # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
-    # @end
-    # @when STAGE heads
+) -> wp.int32:
+    """Writes flag[i]; returns 1 where a run starts."""
     if i >= live:
         flag[i] = 0
-        return
+        return 0
     f = 1
     if i > 0:
         if ka[i] == ka[i - 1] and kb[i] == kb[i - 1]:
             f = 0
     flag[i] = f
-    if f == 1:
-        wp.atomic_add(runs, 0, wp.uint32(1))
-    # @end
-    # @when STAGE table
+    return f
+
+
+@wp.func
+def table_stage(
+    i: wp.int32,
+    live: wp.int32,
+    ka: wp.array(dtype=wp.int32),
+    kb: wp.array(dtype=wp.int32),
+    flag: wp.array(dtype=wp.int32),
+    edge: wp.array(dtype=wp.int32),
+    a: wp.array(dtype=wp.int32),
+    b: wp.array(dtype=wp.int32),
+    fcount: wp.array(dtype=wp.int32),
+) -> wp.int32:
+    """Writes the run of slot i and, at a run's head, its edge; returns 1 at a head."""
     if i >= live:
         if i < edge.shape[0]:
             edge[i] = -1
@@ -73,20 +63,79 @@ def edges_runs(
             a[i] = -1
             b[i] = -1
             fcount[i] = 0
-        return
+        return 0
     r = edge[i] - 1
     edge[i] = r
-    if flag[i] != 0:
-        j = i + 1
-        while j < live:
-            if flag[j] != 0:
-                break
-            j = j + 1
-        if r >= 0 and r < a.shape[0]:
-            a[r] = ka[i]
-            b[r] = kb[i]
-            fcount[r] = j - i
-        # @when COUNT plain
-        wp.atomic_add(runs, 0, wp.uint32(1))
-        # @end
+    if flag[i] == 0:
+        return 0
+    j = i + 1
+    while j < live:
+        if flag[j] != 0:
+            break
+        j = j + 1
+    if r >= 0 and r < a.shape[0]:
+        a[r] = ka[i]
+        b[r] = kb[i]
+        fcount[r] = j - i
+    return 1
+
+
+# @when COUNT plain
+@wp.kernel
+def edges_runs(
+    ka: wp.array(dtype=wp.int32),
+    kb: wp.array(dtype=wp.int32),
+    flag: wp.array(dtype=wp.int32),
+    runs: wp.array(dtype=wp.uint32),
+    edge: wp.array(dtype=wp.int32),
+    a: wp.array(dtype=wp.int32),
+    b: wp.array(dtype=wp.int32),
+    fcount: wp.array(dtype=wp.int32),
+):
+    i = wp.tid()
+    live = wp.min(ka.shape[0], kb.shape[0])
+    # @when STAGE heads
+    started = heads_stage(i, live, ka, kb, flag)
     # @end
+    # @when STAGE table
+    started = table_stage(i, live, ka, kb, flag, edge, a, b, fcount)
+    # @end
+    if started == 1:
+        wp.atomic_add(runs, 0, wp.uint32(1))
+
+
+# @end
+# @when COUNT device STAGE=heads
+@wp.kernel
+def edges_runs(
+    ka: wp.array(dtype=wp.int32),
+    kb: wp.array(dtype=wp.int32),
+    flag: wp.array(dtype=wp.int32),
+    runs: wp.array(dtype=wp.uint32),
+    domain_count: wp.array(dtype=wp.uint32),
+):
+    i = wp.tid()
+    live = wp.min(wp.int32(domain_count[0]), wp.min(ka.shape[0], kb.shape[0]))
+    if heads_stage(i, live, ka, kb, flag) == 1:
+        wp.atomic_add(runs, 0, wp.uint32(1))
+
+
+# @end
+# @when COUNT device STAGE=table
+@wp.kernel
+def edges_runs(
+    ka: wp.array(dtype=wp.int32),
+    kb: wp.array(dtype=wp.int32),
+    flag: wp.array(dtype=wp.int32),
+    edge: wp.array(dtype=wp.int32),
+    a: wp.array(dtype=wp.int32),
+    b: wp.array(dtype=wp.int32),
+    fcount: wp.array(dtype=wp.int32),
+    domain_count: wp.array(dtype=wp.uint32),
+):
+    i = wp.tid()
+    live = wp.min(wp.int32(domain_count[0]), wp.min(ka.shape[0], kb.shape[0]))
+    table_stage(i, live, ka, kb, flag, edge, a, b, fcount)
+
+
+# @end

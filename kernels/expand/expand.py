@@ -61,14 +61,14 @@ def expand(
     # @end
     # @when ELEMENTS device
     ne = wp.min(wp.int32(element_count[0]), wp.min(counts.shape[0], offsets.shape[0]))
-    total = 0
+    total = wp.int32(0)
     if ne > 0:
         total = offsets[ne - 1] + wp.max(counts[ne - 1], 0)
     if i == 0:
         wp.atomic_add(owner_count, 0, wp.uint32(total))
     if i >= total or i >= cap:
         return
-    lo = 0
+    lo = wp.int32(0)
     hi = ne - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -30,7 +30,7 @@ def mix(k: wp.uint32) -> wp.uint32:
     h = k ^ (k >> wp.uint32(16))
     h = h * wp.uint32(0x7FEB352D)
     h = h ^ (h >> wp.uint32(15))
-    h = h * wp.uint32(0x846CA68B)
+    h = h * wp.uint32(0x2C1B3C6D)
     h = h ^ (h >> wp.uint32(16))
     return h
 
@@ -43,12 +43,11 @@ def hash_hook(
     normal: wp.array(dtype=wp.vec3f),
     # @end
     slots: wp.array(dtype=wp.int32),
+    # @end
     parent: wp.array(dtype=wp.int32),
+    # @when STAGE hook
     hooked: wp.array(dtype=wp.uint32),
     full: wp.array(dtype=wp.uint32),
-    # @end
-    # @when STAGE find
-    parent: wp.array(dtype=wp.int32),
     # @end
     # @when COUNT device
     domain_count: wp.array(dtype=wp.uint32),
@@ -67,10 +66,10 @@ def hash_hook(
     # @when STAGE hook
     key = keys[i]
     t = slots.shape[0]
-    done = 0
+    done = wp.int32(0)
     if t > 0:
         h = wp.int32(mix(key) % wp.uint32(t))
-        probe = int(0)
+        probe = wp.int32(0)
         while probe < t:
             s = (h + probe) % t
             probe = probe + 1
@@ -83,7 +82,7 @@ def hash_hook(
                     break
                 cur = old
             if cur >= 0:
-                same = int(0)
+                same = wp.int32(0)
                 if keys[cur] == key:
                     same = 1
                     # @when MATCH normal
@@ -102,7 +101,7 @@ def hash_hook(
     # @when STAGE find
     r = parent[i]
     n = parent.shape[0]
-    steps = int(0)
+    steps = wp.int32(0)
     while steps < n:
         if r < 0 or r >= n:
             break

@@ -201,6 +201,8 @@ def _read_one(value: Any, key: str) -> Any:
         from .. import fieldc
 
         return _read_one(fieldc.evaluate_for_readback(value, key), key)
+    if hasattr(value, "_as_live_count"):  # count arithmetic (procgen_nb.counts.Count)
+        value = value._as_live_count(None)
     if isinstance(value, LiveCount):
         return int(default_context(value.device).readback(value.words)[0])
     if isinstance(value, Column):

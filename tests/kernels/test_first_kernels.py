@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernel_util import DEVICES, domain, host, run, up, word
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_util import DEVICES, domain, host, run, up, word
 
 SIZES = st.integers(0, 3000)
 
@@ -76,7 +76,9 @@ def test_scan(device, case, ty):
     dt = np.int32 if ty == "i32" else np.float32
     src = rng.integers(-20, 20, size=n).astype(dt)
     out = run(
-        "scan", {"TYPE": ty}, {"src": up(src, "Int" if ty == "i32" else "Float", device)},
+        "scan",
+        {"TYPE": ty},
+        {"src": up(src, "Int" if ty == "i32" else "Float", device)},
         domain(n, live, device),
     )
     k = n if live is None else live

@@ -51,8 +51,11 @@ def test_jump_round(device, case, mode):
     out = run(
         "jump",
         {"MODE": mode},
-        {"parent": up(parent, "Int", device), "value": up(value, "Int", device),
-         "span": up(span, "Int", device)},
+        {
+            "parent": up(parent, "Int", device),
+            "value": up(value, "Int", device),
+            "span": up(span, "Int", device),
+        },
         domain(n, live, device),
     )
     po, vo, so, moved = jump_ref(parent, value, span, n if live is None else live, mode)
@@ -125,9 +128,7 @@ def test_loops_chain_to_rings(device, n, seed, spare):
     linked = run("loops", {"STAGE": "link"}, {"a": A, "b": B, **tables}, edges)
     nxt, start = host(linked["next"]), host(linked["head"])
     assert np.all(nxt[n:] == np.arange(n, cap)) and np.all(start[n:] == 0)
-    prev = run(
-        "gather", {"TYPE": "i32"}, {"src": tables["in_edge"], "idx": A}, edges
-    )["dst"]
+    prev = run("gather", {"TYPE": "i32"}, {"src": tables["in_edge"], "idx": A}, edges)["dst"]
     prev_h = host(prev)
     ids = up(np.arange(cap, dtype=np.int32), "Int", device)
     ones = up(np.ones(cap, np.int32), "Int", device)
@@ -187,8 +188,12 @@ def test_loops_link_and_cut_stages(device, case):
     out = run(
         "loops",
         {"STAGE": "link"},
-        {"a": up(a, "Int", device), "b": up(b, "Int", device),
-         "out_edge": up(oe, "Int", device), "in_edge": up(ie, "Int", device)},
+        {
+            "a": up(a, "Int", device),
+            "b": up(b, "Int", device),
+            "out_edge": up(oe, "Int", device),
+            "in_edge": up(ie, "Int", device),
+        },
         domain(n, live, device),
     )
     k = n if live is None else live
@@ -208,8 +213,12 @@ def test_loops_link_and_cut_stages(device, case):
     cut = run(
         "loops_cut",
         None,
-        {"prev": up(prev, "Int", device), "start": up(start, "Int", device),
-         "rep": up(rep, "Int", device), "root": up(root, "Int", device)},
+        {
+            "prev": up(prev, "Int", device),
+            "start": up(start, "Int", device),
+            "rep": up(rep, "Int", device),
+            "root": up(root, "Int", device),
+        },
         domain(n, live, device),
     )
     want_h = np.zeros(n, np.int32)
@@ -228,8 +237,12 @@ def test_loops_link_and_cut_stages(device, case):
     placed = run(
         "loops_place",
         None,
-        {"head": up(start, "Int", device), "ring_of": up(ring_of, "Int", device),
-         "root": up(root, "Int", device), "rank": up(rank, "Int", device)},
+        {
+            "head": up(start, "Int", device),
+            "ring_of": up(ring_of, "Int", device),
+            "root": up(root, "Int", device),
+            "rank": up(rank, "Int", device),
+        },
         domain(n, live, device),
     )
     want_r = np.full(n, -1, np.int32)
@@ -246,9 +259,12 @@ def test_loops_clear_writes_every_slot_of_the_dispatch():
     out = run(
         "loops",
         {"STAGE": "clear", "COUNT": "device"},
-        {"a": up(np.zeros(3, np.int32), "Int"), "b": up(np.zeros(3, np.int32), "Int"),
-         "out_edge": up(np.arange(6, dtype=np.int32), "Int"),
-         "in_edge": up(np.arange(6, dtype=np.int32), "Int")},
+        {
+            "a": up(np.zeros(3, np.int32), "Int"),
+            "b": up(np.zeros(3, np.int32), "Int"),
+            "out_edge": up(np.arange(6, dtype=np.int32), "Int"),
+            "in_edge": up(np.arange(6, dtype=np.int32), "Int"),
+        },
         domain(6, 2),
     )
     assert host(out["out_edge"]).tolist() == [-1] * 6
