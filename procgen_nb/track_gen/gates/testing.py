@@ -1,0 +1,288 @@
+"""The gate conformance kit: ``check_gate_generator(spec_or_stage)``.
+
+It runs the gate generator through small ``GateGenerator``s (on ``polar`` centerlines when
+it reads them) and checks, for an anchors Stage or a ``GateGeneratorSpec`` alike:
+
+- ``params``: a ``Params`` subclass with a JSON-serializable schema (static fields only
+  for a spec);
+- ``declarations``: the orderings are known, ``preferred`` names an accepted order and
+  ``normalize`` None or ``"extent"``, a Stage writes ``anchors.xy`` and ``anchors.count``
+  and reads at most ``"xy"``; ``capacity`` fits ``min_gates..max_gates``;
+- ``anchors``: each env's count is within the generator's ``min_gates..gates``, its gates
+  are finite, and every slot after them holds NaN;
+- ``declared writes``: the call leaves the seeds and the centerline it reads alone and
+  asks for no undeclared output;
+- ``no allocation or readback``: a capturable call allocates nothing, reads nothing back
+  and records;
+- ``stream discipline``: all device work goes through ``ctx`` (a legacy plugin is
+  reported, not failed);
+- ``determinism``: the same config gives the same bytes, another seed other bytes;
+- ``orderings``: every accepted ordering builds and ``ccw`` sorts the gates
+  counter-clockwise; an ordering it does not accept is refused.
+
+Binding a ``GateGeneratorSpec`` here emits its ``DeprecationWarning`` (once per name).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...params import Params
+from ..config import TrackGenConfig
+from ..pipeline import TrackGenerator
+from .config import ORDERINGS, GateGenConfig
+from .generator import GateGenerator, as_gate_stage
+from .legacy import LegacyGateStage
+from .stage import supported_orderings
+
+if TYPE_CHECKING:
+    from ..testing import ConformanceReport
+
+
+def _track_for(stage: Any, num_envs: int, device: str | None, seed: int) -> Any:
+    if "xy" not in tuple(getattr(stage, "reads", ())):
+        return None
+    cfg = TrackGenConfig(
+        num_envs=num_envs, num_points=64, generator="polar", device=device, seed=seed
+    )
+    return TrackGenerator(cfg)
+
+
+def _check_declarations(stage: Any, legacy: bool) -> tuple[list[str], frozenset[str]]:
+    problems: list[str] = []
+    try:
+        supported = stage.orderings if legacy else supported_orderings(stage)
+    except Exception as exc:  # reported
+        return [f"{type(exc).__name__}: {exc}"], frozenset()
+    if not legacy:
+        pref = dict(getattr(stage, "preferred", None) or {})
+        extra = sorted(set(pref) - {"order", "normalize"})
+        if extra:
+            problems.append(f"preferred has unknown keys {extra}")
+        if pref.get("order") not in supported:
+            problems.append(
+                f"preferred order {pref.get('order')!r} is not accepted {sorted(supported)}"
+            )
+        if pref.get("normalize") not in (None, "extent"):
+            problems.append(f"preferred normalize {pref.get('normalize')!r} not None or 'extent'")
+        if set(stage.writes) != {"anchors.xy", "anchors.count"}:
+            problems.append(f"writes {list(stage.writes)}, expected anchors.xy and anchors.count")
+        bad_reads = sorted(set(getattr(stage, "reads", ())) - {"xy"})
+        if bad_reads:
+            problems.append(f"reads {bad_reads}: only 'xy' is available")
+        if getattr(stage, "per", "anchors") != "anchors":
+            problems.append(f"per={stage.per!r}, expected 'anchors'")
+    return problems, supported
+
+
+def check_gate_generator(
+    spec_or_stage: Any,
+    *,
+    num_envs: int = 8,
+    generator_params: Any = None,
+    device: str | None = None,
+    seed: int = 0,
+    **config: Any,
+) -> ConformanceReport:
+    """Checks a gate generator (an anchors Stage class or instance, or a
+    ``GateGeneratorSpec``) against the contract.
+
+    Args:
+        spec_or_stage: the gate generator; it need not be registered.
+        num_envs: the size of the test batch.
+        generator_params: its Params values (defaults when None).
+        device: the device to run on (``procgen_nb.get_device()`` when None).
+        seed: the first env's seed.
+        **config: other ``GateGenConfig`` fields (``max_gates``, ``min_gates``, ...).
+
+    Returns:
+        A ``ConformanceReport``; nothing raises for a failed check (see ``raise_if_failed``).
+    """
+    from ..testing import Check, ConformanceReport, _watching  # the kit's report types
+
+    stage = as_gate_stage(spec_or_stage)
+    legacy = isinstance(stage, LegacyGateStage)
+    name = stage.name or type(stage).__name__
+    report = ConformanceReport(name=name, form="GateGeneratorSpec" if legacy else "Stage")
+    add = report.checks.append
+
+    pcls = stage.Params
+    if pcls is None:
+        add(Check("params", True, "no Params class"))
+    elif not (isinstance(pcls, type) and issubclass(pcls, Params)):
+        add(Check("params", False, f"expected a Params subclass, got {pcls!r}"))
+        return report
+    else:
+        problems = []
+        try:
+            json.dumps(pcls.describe())
+        except (TypeError, ValueError) as exc:
+            problems.append(f"describe() is not JSON-serializable: {exc}")
+        if legacy and pcls.dynamic_fields():
+            problems.append(f"dynamic fields {pcls.dynamic_fields()} in a GateGeneratorSpec")
+        add(Check("params", not problems, "; ".join(problems) or f"{len(pcls.fields())} fields"))
+
+    problems, supported = _check_declarations(stage, legacy)
+    cfg = GateGenConfig(
+        num_envs=num_envs,
+        device=device,
+        generator=name,
+        generator_params=generator_params,
+        seed=seed,
+        **config,
+    )
+    track = _track_for(stage, num_envs, device, seed)
+    try:
+        gg = GateGenerator(cfg, generator=stage, track=track)
+    except Exception as exc:  # the report says why it does not build
+        problems.append(f"{type(exc).__name__}: {exc}")
+        add(Check("declarations", False, "; ".join(problems)))
+        return report
+    add(
+        Check(
+            "declarations",
+            not problems,
+            "; ".join(problems)
+            or f"orderings {sorted(supported)}, stride {gg.stride}, min {gg.min_count}",
+        )
+    )
+    ctx, E, A = gg.ctx, num_envs, gg.stride
+
+    # anchors of the warm-up call, before ordering moved them (ordering keeps the count)
+    counts = ctx.readback(gg.anchor_count)
+    xy = ctx.readback(gg.anchors).reshape(E, A, 2)
+    bad = []
+    for e in range(E):
+        c = int(counts[e])
+        if not gg.min_count <= c <= A:
+            bad.append(f"env {e}: count {c} not in [{gg.min_count}, {A}]")
+        elif not np.isfinite(xy[e, :c]).all():
+            bad.append(f"env {e}: non-finite gates")
+        elif not np.isnan(xy[e, c:]).all():
+            bad.append(f"env {e}: slots after the count are not NaN")
+    add(Check("anchors", not bad, "; ".join(bad[:4]) or f"counts {counts.min()}..{counts.max()}"))
+
+    # declared writes, allocation, readback and streams: the generator's call alone
+    host = stage.capture.name == "HOST"
+    seeds_before = ctx.readback(gg.seeds)
+    center = gg.builder._inputs.get("xy")
+    center_before = None if center is None else ctx.readback(center)
+    with _watching(ctx.device) as w:
+        try:
+            if host:
+                gg._gen_enqueue(ctx)
+            else:
+                with ctx.strict():
+                    gg._gen_enqueue(ctx)
+            err = None
+        except Exception as exc:  # reported below
+            err = exc
+    if err is not None:
+        add(Check("call", False, f"{type(err).__name__}: {err}"))
+        return report
+    touched = []
+    if not np.array_equal(ctx.readback(gg.seeds), seeds_before):
+        touched.append("seeds (read-only)")
+    if center is not None and not np.array_equal(
+        ctx.readback(center), center_before, equal_nan=True
+    ):
+        touched.append("xy (the centerline, read-only)")
+    touched += [n for n in gg.builder.written if n not in tuple(stage.writes)]
+    add(
+        Check(
+            "declared writes",
+            not touched,
+            f"wrote {touched}" if touched else f"writes {sorted(stage.writes)}",
+        )
+    )
+    if host:
+        add(Check("no allocation or readback", True, "HOST generator: runs eagerly each call"))
+    else:
+        found = []
+        if w.allocs:
+            found.append(f"{w.allocs} allocation(s)")
+        if w.readbacks:
+            found.append(f"{w.readbacks} readback(s)")
+        try:
+            ctx.record(lambda: gg._gen_enqueue(ctx))
+        except Exception as exc:  # reported
+            found.append(f"recording failed: {type(exc).__name__}: {exc}")
+        add(Check("no allocation or readback", not found, "; ".join(found) or "records"))
+    if legacy and not stage.spec.accepts_ctx:
+        add(
+            Check(
+                "stream discipline",
+                True,
+                f"legacy plugin (accepts_ctx=False): {w.direct} direct call(s) run inside "
+                "ctx.scope(); set accepts_ctx=True",
+            )
+        )
+    else:
+        names = sorted(set(w.direct_names))
+        add(
+            Check(
+                "stream discipline",
+                w.direct == 0,
+                f"{w.direct} call(s) bypassed ctx: {names}" if w.direct else "all work via ctx",
+            )
+        )
+
+    # determinism per seed
+    fp1 = gg.generate().fingerprint()
+    fp2 = GateGenerator(cfg, generator=stage, track=track).generate().fingerprint()
+    other = dataclasses.replace(cfg, seed=seed + 1000003)
+    track2 = _track_for(stage, num_envs, device, seed + 1000003)
+    fp3 = GateGenerator(other, generator=stage, track=track2).generate().fingerprint()
+    det = []
+    if fp1 != fp2:
+        det.append("same config gave different bytes")
+    if fp1 == fp3:
+        det.append("another seed gave the same bytes")
+    add(Check("determinism", not det, "; ".join(det) or f"sha256 {fp1[:16]}"))
+
+    # orderings
+    found = []
+    for ordering in sorted(supported):
+        try:
+            g = GateGenerator(
+                dataclasses.replace(cfg, gate_ordering=ordering), generator=stage, track=track
+            )
+        except Exception as exc:  # reported
+            found.append(f"{ordering}: {type(exc).__name__}: {exc}")
+            continue
+        if ordering == "ccw":
+            d = g.result.numpy()
+            for e in range(E):
+                pts = d["xy"][e, : d["count"][e]].astype(np.float64)
+                if len(pts) > 2:
+                    c = pts.mean(axis=0)
+                    ang = np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0])
+                    # counter-clockwise from any first gate: the angle drops once at most
+                    if (np.diff(np.append(ang, ang[0])) < -1e-6).sum() > 1:
+                        found.append(f"ccw: env {e} is not sorted counter-clockwise")
+                        break
+    for ordering in sorted(set(ORDERINGS) - set(supported)):
+        try:
+            GateGenerator(
+                dataclasses.replace(cfg, gate_ordering=ordering), generator=stage, track=track
+            )
+            found.append(f"{ordering}: accepted though not declared")
+        except ValueError:
+            pass
+    add(Check("orderings", not found, "; ".join(found[:4]) or f"{sorted(supported)} build"))
+    return report
+
+
+def check_all_gates(**kwargs: Any) -> dict[str, ConformanceReport]:
+    """Runs ``check_gate_generator`` on every registered gate generator; reports by name."""
+    from ..plugin import registry
+    from ._registry import available, lookup
+
+    return {n: check_gate_generator(lookup(registry, n), **kwargs) for n in available(registry)}
+
+
+__all__ = ["check_all_gates", "check_gate_generator"]
