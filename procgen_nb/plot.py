@@ -252,7 +252,8 @@ def plot_gates(
         ax: the Axes to draw on; a new one when None.
         layout: the ``EnvGrid`` that ``plot_tracks`` returned; without one the gates are
             laid out on a grid of their own.
-        heading: optional ``[E * G]`` headings in radians, drawn as short ticks.
+        heading: optional ``[E * G]`` directions of travel in radians; each gate is drawn
+            as a short bar across it (its opening) and the start arrow follows it.
         order: optional ``[E * G]`` visiting order; slot order when None.
         numbers: write each gate's place in the order beside it.
 
@@ -262,6 +263,8 @@ def plot_gates(
     Raises:
         ParamsError: when the shapes disagree.
     """
+    from matplotlib.collections import LineCollection
+
     counts = _as_ints(count)
     pts = as_points(positions)
     envs = len(counts)
@@ -303,9 +306,9 @@ def plot_gates(
             )
         if heads is not None:
             h = heads[e, seq]
-            tick = 0.04 * np.stack([np.cos(h), np.sin(h)], axis=-1)
-            for p, t in zip(placed, tick, strict=True):
-                ax.plot([p[0] - t[0], p[0] + t[0]], [p[1] - t[1], p[1] + t[1]], color=GATE_COLOR)
+            bar = 0.04 * np.stack([-np.sin(h), np.cos(h)], axis=-1)  # across the travel
+            segs = np.stack([placed - bar, placed + bar], axis=1)
+            ax.add_collection(LineCollection(segs, colors=GATE_COLOR, linewidths=1.5, zorder=3))
         if numbers:
             for k, p in enumerate(placed):
                 ax.text(p[0] + 0.015, p[1] + 0.015, str(k), fontsize=6, color=GATE_COLOR)

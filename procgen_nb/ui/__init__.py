@@ -3,6 +3,7 @@
 - ``params_form(P)``: controls for a Params class or instance (``form.value`` is a
   validated instance; ``form.observe(handler, names="value")``).
 - ``graph_form(graph)``: the same for a graph's ``"node.param"`` parameters.
+- ``kernel_form(kernel)``: the same for a kernel's specialize options and uniforms.
 - ``explore(target)``: those controls beside a view that cooks on change in the
   background and draws envs, gates, live counts and the cook report.
 """
@@ -10,29 +11,39 @@
 from __future__ import annotations
 
 from ._controls import FieldControl, control_class
+from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
-from .frame import Frame, Gates, ReportRow, frame_from, report_rows
-from .targets import FunctionTarget, GraphTarget, Target, TrackTarget, as_target
+from .frame import Frame, Gates, ReportRow, frame_from, read_outputs, report_rows
+from .graph_target import GraphTarget
+from .kernel_form import KernelForm, kernel_form
+from .target import FunctionTarget, Target
+from .targets import as_target
+from .track_target import TrackTarget
 from .view import ExploreView, explore
 from .worker import CookLoop
 
 __all__ = [
     "CookLoop",
+    "CourseTarget",
     "ExploreView",
     "FieldControl",
     "Frame",
     "FunctionTarget",
     "Gates",
     "GraphTarget",
+    "KernelForm",
     "ParamsForm",
     "ReportRow",
     "Target",
     "TrackTarget",
     "as_target",
     "control_class",
+    "course_target",
     "explore",
     "frame_from",
     "graph_form",
+    "kernel_form",
     "params_form",
+    "read_outputs",
     "report_rows",
 ]

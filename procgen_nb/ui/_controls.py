@@ -27,7 +27,7 @@ from ..params import Field
 
 _INT_BOX_NAMES = ("seed", "epoch")
 _LANES = "xyzw"
-_DESCRIPTION_WIDTH = "150px"
+_DESCRIPTION_WIDTH = "170px"
 
 
 def control_class(field: Field) -> type[widgets.Widget]:
@@ -105,6 +105,11 @@ class FieldControl:
         f = self.field
         kw: dict[str, Any] = {"description": text, "tooltip": f.doc or None}
         kw["style"] = {"description_width": _DESCRIPTION_WIDTH if f.lanes == 1 else "initial"}
+        kw["layout"] = (
+            widgets.Layout(width="98%")
+            if f.lanes == 1
+            else widgets.Layout(flex="1 1 0%", width="auto")
+        )
         if cls in (widgets.ToggleButtons, widgets.Dropdown):
             kw["options"] = [(str(c), c) for c in f.choices]
             if cls is widgets.ToggleButtons:

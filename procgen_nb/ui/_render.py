@@ -30,11 +30,14 @@ def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80)
     return plot.figure_png(fig)
 
 
-def counts_png(frame: Frame, *, width: float = 4.0, dpi: int = 80) -> bytes:
-    """Returns PNG bytes of the counts of ``frame`` as a small bar chart."""
-    height = 0.5 + 0.3 * max(1, len(frame.counts))
+def counts_png(frame: Frame, *, width: float = 6.0, dpi: int = 80) -> bytes:
+    """Returns PNG bytes of the counts of ``frame`` as a small bar chart ``width`` inches wide."""
+    longest = max((len(k) for k in frame.counts), default=4)
+    label_in = min(0.3 + 0.075 * longest, width / 2)  # inches the tick labels take at 8 pt
+    height = 0.5 + 0.28 * max(1, len(frame.counts))
     fig = plot.new_figure(width, height, dpi)
-    ax = fig.add_axes((0.42, 0.12, 0.5, 0.84))
+    plot_w = width - label_in - 0.5
+    ax = fig.add_axes((label_in / width, 0.3 / height, plot_w / width, 1 - 0.4 / height))
     plot.plot_counts(frame.counts, ax=ax)
     return plot.figure_png(fig)
 
@@ -46,10 +49,13 @@ def _cell(v: object) -> str:
 def counts_html(frame: Frame) -> str:
     """Returns the counts and fingerprint of ``frame`` as an HTML table."""
     rows = "".join(
-        f"<tr><td>{html.escape(k)}</td>{_cell(f'{v:g}')}</tr>" for k, v in frame.counts.items()
+        f"<tr><td style='white-space:nowrap'>{html.escape(k)}</td>{_cell(f'{v:g}')}</tr>"
+        for k, v in frame.counts.items()
     )
     if frame.fingerprint:
-        rows += f"<tr><td>fingerprint</td>{_cell(frame.fingerprint)}</tr>"
+        rows += (
+            f"<tr><td style='white-space:nowrap'>fingerprint</td>{_cell(frame.fingerprint)}</tr>"
+        )
     return f"<table class='procgen-counts'>{rows}</table>"
 
 
@@ -57,11 +63,11 @@ def report_html(frame: Frame) -> str:
     """Returns the cook report of ``frame`` (time per node, launches, readbacks, builds)."""
     head = "".join(
         f"<th style='padding:0 6px'>{h}</th>"
-        for h in ("node", "reused", "ms", "launches", "readbacks", "builds")
+        for h in ("node", "mode", "ms", "launches", "readbacks", "builds")
     )
     body = ""
     for r in frame.report:
-        reused = "" if r.reused is None else ("yes" if r.reused else "no")
+        reused = r.mode or ("" if r.reused is None else ("reused" if r.reused else "cooked"))
         body += (
             f"<tr><td>{html.escape(r.name)}</td>{_cell(reused)}{_cell(f'{r.time_ms:.1f}')}"
             f"{_cell(r.launches)}{_cell(r.readbacks)}{_cell(r.builds)}</tr>"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import warp as wp
 
 from .._traffic import Traffic
 from ..columns import Column, LiveCount
@@ -25,7 +26,7 @@ _GATE_POS_NAMES = ("positions", "position", "xy")
 _GATE_COUNT_NAMES = ("count", "counts", "num_gates")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Gates:
     """Gates read to the CPU.
 
@@ -54,9 +55,10 @@ class ReportRow:
     uploads: int = 0
     waits: int = 0
     reused: bool | None = None
+    mode: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Frame:
     """One cook, on the CPU.
 
@@ -107,12 +109,14 @@ def _numpy(value: Any) -> np.ndarray:
         if n == 0:
             return np.zeros((0, value.lanes) if value.lanes > 1 else (0,))
         return ctx.readback(value.data[:n])
+    if isinstance(value, wp.array):
+        return default_context(str(value.device)).readback(value)
     if hasattr(value, "numpy"):
         value = value.numpy()
     return np.asarray(value)
 
 
-def _read_gates(raw: Any, envs: int | None) -> Gates:
+def _read_gates(raw: Any) -> Gates:
     pos = _get(raw, _GATE_POS_NAMES)
     cnt = _get(raw, _GATE_COUNT_NAMES)
     if pos is None or cnt is None:
@@ -196,7 +200,7 @@ def frame_from(
     gates = None
     raw_gates = _get(result, ("gates",))
     if raw_gates is not None:
-        gates = _read_gates(raw_gates, len(valid) if valid is not None else None)
+        gates = _read_gates(raw_gates)
         if len(gates.count):
             counts["gates per env (mean)"] = round(float(gates.count.mean()), 4)
             counts["gates per env (min)"] = int(gates.count.min())
@@ -262,6 +266,7 @@ def report_rows(report: Any) -> tuple[ReportRow, ...]:
                 uploads=int(field("uploads")),
                 waits=int(field("waits")),
                 reused=None if _get(entry, ("reused",)) is None else bool(field("reused")),
+                mode=str(field("mode", "")),
             )
         )
     return tuple(rows)
@@ -275,18 +280,23 @@ def read_outputs(outputs: Mapping[str, Any]) -> tuple[Any, dict[str, Any], dict[
             Geometries, numbers, or a result holding ``xy``/``centerline``/``gates``).
 
     Returns:
-        (tracks, points, counts): the first output holding tracks or gates (None when
-        none does); ``"node.key"`` -> every vector Column (a point cloud); ``"node.key"``
+        (tracks, points, counts): the output holding tracks (``xy``/``centerline``) or
+        gates, the last in cook order, one with ``valid`` first (None when none does); ``"node.key"`` -> every vector Column (a point cloud); ``"node.key"``
         -> a number, a live count's value, a one-word column's value, or a column's
         element count (its live count when it has one).
     """
-    tracks: Any = None
+    holders = [
+        v
+        for v in outputs.values()
+        if not isinstance(v, Column) and any(_get(v, (n,)) is not None for n in _XY_NAMES)
+    ] or [v for v in outputs.values() if not isinstance(v, Column) and _get(v, ("gates",))]
+    with_valid = [v for v in holders if _get(v, ("valid",)) is not None]
+    tracks: Any = (with_valid or holders or [None])[-1]
     points: dict[str, Any] = {}
     counts: dict[str, float] = {}
 
     def walk(value: Any, key: str) -> None:
-        nonlocal tracks
-        if isinstance(value, bool) or value is None:
+        if isinstance(value, bool) or value is None or value is tracks:
             return
         if isinstance(value, int | float):
             counts[key] = value
@@ -299,8 +309,6 @@ def read_outputs(outputs: Mapping[str, Any]) -> tuple[Any, dict[str, Any], dict[
                 counts[key] = _numpy(value).reshape(-1)[0].item()
             else:
                 counts[key] = int(_numpy(value.live)) if value.live is not None else len(value)
-        elif tracks is None and any(_get(value, (n,)) is not None for n in (*_XY_NAMES, "gates")):
-            tracks = value
         elif isinstance(value, Mapping):
             for k, v in value.items():
                 walk(v, f"{key}.{k}")

@@ -74,7 +74,9 @@ class ExploreView(widgets.HBox):
         self.form = ParamsForm(self.target.initial, title=self.target.name, group=self.target.group)
         self.image = widgets.Image(format="png", layout=widgets.Layout(width="480px"))
         self.image.add_class("procgen-view")
-        self.counts_image = widgets.Image(format="png", layout=widgets.Layout(width="320px"))
+        self.counts_image = widgets.Image(
+            format="png", layout=widgets.Layout(width="480px", height="auto")
+        )
         self.counts_image.add_class("procgen-counts-chart")
         self.counts_text = widgets.HTML("")
         self.counts_text.add_class("procgen-counts-text")
@@ -95,15 +97,19 @@ class ExploreView(widgets.HBox):
         )
         self.code_button.on_click(self._copy_code)
         left = widgets.VBox(
-            [self.form, self.code_button, self.code_area, self.progress, self.status],
-            layout=widgets.Layout(width="440px"),
+            [
+                self.form,
+                self.code_button,
+                self.code_area,
+                self.progress,
+                self.status,
+                self.counts_text,
+            ],
+            layout=widgets.Layout(width="460px", min_width="460px"),
         )
         right = widgets.VBox(
-            [
-                self.image,
-                widgets.HBox([self.counts_text, self.counts_image]),
-                self.report,
-            ]
+            [self.image, self.counts_image, self.report],
+            layout=widgets.Layout(width="490px", min_width="490px"),
         )
         super().__init__([left, right])
         self.add_class("procgen-explore")
@@ -124,10 +130,10 @@ class ExploreView(widgets.HBox):
         return dict(self.frame.counts) if self.frame is not None else {}
 
     def set(self, **values: Any) -> None:
-        """Sets fields as a user would (validated; a refusal shows in the form and raises).
+        """Sets fields from Python; the controls show them and a cook is queued.
 
         Raises:
-            ParamsError: for a refused value or an unknown field.
+            ParamsError: for a refused value or an unknown field (nothing changes).
         """
         self.form.value = self.form.value.replace(**values)
 

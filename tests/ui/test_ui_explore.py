@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import matplotlib
 import numpy as np
@@ -42,7 +43,7 @@ def test_first_cook_draws_and_counts(view):
     assert frame.counts["points per env"] == 64
     assert frame.counts["valid envs"] == _expected_valid(FakeParams())
     assert frame.counts["controls kept"] == 9 * 5
-    assert "<td>valid envs</td>" in view.counts_text.value
+    assert ">valid envs</td>" in view.counts_text.value
     assert "fake_tracks" in view.report.value and "launches" in view.report.value
     assert view.progress.layout.visibility == "hidden"
     assert "cooked in" in view.status.value
@@ -175,10 +176,14 @@ def test_cook_now_and_a_target_instance():
 
 
 def test_explore_refuses_what_it_cannot_cook():
-    with pytest.raises(ParamsError, match="expected a generator name, a Stage"):
+    with pytest.raises(ParamsError, match="expected a generator or gate generator name, a Stage"):
         explore(42)
     with pytest.raises(ParamsError, match="expected a Params class"):
         explore(fake_tracks, params=3)
+    with pytest.raises(ParamsError, match=r"for a function: expected names among \['name'\]"):
+        explore(fake_tracks, params=FakeParams, num_envs=3)
+    with pytest.raises(ParamsError, match=r"for a graph: expected names among \['outputs'\]"):
+        explore(build_demo_graph(), seed=1)
 
 
 def test_explore_a_graph_counts_what_numpy_counts():
@@ -214,5 +219,38 @@ def test_explore_a_graph_counts_what_numpy_counts():
         reused = {r.name: r.reused for r in frame.report}
         assert reused == {"points": True, "keep": False, "kept": False, "offsets": False}
         assert "graph.cook(params=params)" in v.code() and "'keep.radius': 0.3" in v.code()
+    finally:
+        v.close()
+
+
+def test_a_fast_drag_cooks_a_few_times_and_ends_on_the_last_value():
+    v = explore(fake_tracks, params=FakeParams, min_interval=0.2)
+    try:
+        v.wait(30)
+        first = v.cooks
+        slider = v.form.widget("num_envs")
+        t0 = time.monotonic()
+        for n in list(range(2, 37)) * 2:  # 70 values in about 0.7 s
+            slider.value = n
+            time.sleep(0.01)
+        frame = v.wait(30)
+        # at most one cook per 0.2 s while dragging, plus the one at the release
+        assert 1 <= v.cooks - first <= (time.monotonic() - t0) / 0.2 + 2 < 70
+        assert frame.counts["envs"] == 36 and v.value.num_envs == 36
+    finally:
+        v.close()
+
+
+def test_explore_one_output_of_a_graph():
+    g = build_demo_graph()
+    with pytest.raises(
+        ParamsError, match=r"expected one of \['points', 'keep', 'kept', 'offsets'\]"
+    ):
+        explore(g, outputs="nope")
+    v = explore(g, outputs="kept", min_interval=0.0)
+    try:
+        frame = v.wait(60)
+        assert v.error == ""
+        assert set(frame.points) == {"kept"} and set(frame.counts) == {"kept"}
     finally:
         v.close()

@@ -79,7 +79,7 @@ def test_polar_validity_updates_in_place_and_epoch_reuses(polar):
     xy, valid, reason = _reference(**{k: p[k] for k in p})
     assert frame.counts["valid envs"] == int(np.count_nonzero(valid))
     clearance = int(np.count_nonzero(reason & 32))
-    assert frame.counts["invalid: clearance below track_width"] == clearance
+    assert frame.counts["invalid: clearance"] == clearance
     polar.set(epoch=2)
     frame = polar.wait(120)
     assert frame.report[0].name == "polar: reused"

@@ -107,6 +107,10 @@ def test_gates_alone_vec3_and_flat():
     plot.plot_gates(pos, [3, 1], ax=ax, heading=np.zeros(6))
     dots = [ln for ln in ax.lines if ln.get_marker() == "o"]
     assert [len(d.get_xdata()) for d in dots] == [3, 1]
+    bars = [s for c in ax.collections if isinstance(c, LineCollection) for s in c.get_segments()]
+    assert len(bars) == 4
+    for b in bars:  # heading 0 (travel along +x): each gate's bar stands across it, along y
+        assert b[0, 0] == pytest.approx(b[1, 0]) and b[0, 1] != pytest.approx(b[1, 1])
     with pytest.raises(ParamsError, match="expected a multiple of 4 gates, got 6"):
         plot.plot_gates(pos, [1, 1, 1, 1], ax=ax)
 

@@ -1,0 +1,77 @@
+"""A graph as an ``explore`` target: its ``"node.param"`` fields and ``graph.cook``."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..errors import ParamsError
+from ..params import Params, params_class
+from .frame import Frame, frame_from, read_outputs, report_rows
+from .target import Progress, Target, _literal, _no_progress, _timed
+
+
+class GraphTarget(Target):
+    """A graph: its ``"node.param"`` fields, cooked with ``graph.cook(params=...)``.
+
+    Args:
+        graph: a ``procgen_nb.Graph`` (``params()``, ``values``, ``cook()``).
+        outputs: the one node whose output is drawn and counted; every node's when None
+            (vector columns as point clouds, the last output holding ``xy``/``centerline``
+            or ``gates`` as tracks, numbers and live counts as counts).
+
+    Raises:
+        ParamsError: when ``outputs`` names no node of the graph.
+    """
+
+    group = True
+
+    def __init__(self, graph: Any, outputs: str | None = None):
+        self.graph = graph
+        self.name = getattr(graph, "name", "") or "graph"
+        nodes = list(getattr(graph, "nodes", []) or [])
+        if outputs is not None and nodes and outputs not in nodes:
+            raise ParamsError(
+                f"explore(graph, outputs=...): expected one of {nodes}, got {outputs!r}"
+            )
+        self._output = outputs
+        fields = {k: dataclasses.replace(f, name=k) for k, f in graph.params().items()}
+        self.params_class = params_class("GraphParams", fields, self.name)
+
+    @property
+    def initial(self) -> Params:
+        known = self.params_class.fields()
+        values = getattr(self.graph, "values", {}) or {}
+        return self.params_class(**{k: v for k, v in values.items() if k in known})
+
+    def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
+        progress(0.1, "cooking the graph")
+        result, ms, tr = _timed(lambda: self.graph.cook(params=params.to_dict()))
+        progress(0.85, "reading back")
+        outputs = dict(getattr(result, "outputs", {}) or {})
+        if self._output is not None:
+            if self._output not in outputs:
+                raise ParamsError(
+                    f"explore(graph, outputs=...): expected one of {sorted(outputs)}, "
+                    f"got {self._output!r}"
+                )
+            outputs = {self._output: outputs[self._output]}
+        tracks, points, counts = read_outputs(outputs)
+        report = getattr(result, "report", None)
+        frame = frame_from(
+            tracks if tracks is not None else {},
+            points=points,
+            report=report_rows(report),
+            report_text=report.to_text() if hasattr(report, "to_text") else "",
+            elapsed_ms=ms,
+            traffic=tr,
+        )
+        frame.counts.update({k: v for k, v in counts.items() if k not in frame.counts})
+        return frame
+
+    def code(self, params: Params) -> str:
+        return (
+            "# graph: the procgen_nb.Graph you explored\n"
+            f"params = {_literal(params.to_dict(), '')}\n"
+            "result = graph.cook(params=params)\n"
+        )

@@ -1,0 +1,212 @@
+"""A registered track generator as an ``explore`` target (``presets.track``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .._traffic import collect
+from ..errors import ProcgenError
+from ..params import Field, Params, params_class
+from .frame import Frame, ReportRow, frame_from
+from .target import Progress, Target, _literal, _no_progress, _timed
+
+#: the fields every track generator takes besides its own Params.
+SHARED_FIELDS: dict[str, Field] = {
+    "num_envs": Field(16, bounds=(1, 65536), soft=(1, 64), doc="environments generated at once"),
+    "num_points": Field(
+        128, bounds=(8, 65536), soft=(16, 512), step=8, doc="centerline points per env"
+    ),
+    "seed": Field(0, bounds=(0, 2**31 - 1), doc="seed of env 0 (env e uses seed + e)"),
+    "epoch": Field(0, bounds=(0, 2**31 - 1), doc="mixed into every env's seed; new tracks"),
+}
+
+
+def _generator_params(obj: Any) -> type[Params] | None:
+    if isinstance(getattr(obj, "Params", None), type):
+        return obj.Params
+    p = getattr(obj, "params", None)
+    return p if isinstance(p, type) and issubclass(p, Params) else None
+
+
+def _track_gen() -> Any:
+    try:
+        from ..track_gen import presets
+    except ImportError as exc:
+        raise ProcgenError(
+            f"explore: expected procgen_nb.track_gen (presets.track) to cook a generator, "
+            f"got ImportError: {exc}"
+        ) from exc
+    return presets
+
+
+#: short labels of the bits of ``TrackResult.reason`` (``track_gen.pipeline.REASONS``).
+_SHORT_REASONS = {
+    1: "rejected",
+    2: "not closed",
+    4: "self-intersecting",
+    8: "turning number",
+    16: "turn radius",
+    32: "clearance",
+}
+
+
+def _validity_fields() -> dict[str, Field]:
+    try:
+        from ..track_gen.config import ValidityParams
+    except ImportError:
+        return {}
+    return dict(ValidityParams.fields())
+
+
+def _reasons() -> dict[int, str]:
+    try:
+        from ..track_gen.pipeline import REASONS
+    except ImportError:
+        return {}
+    return dict(REASONS)
+
+
+class TrackTarget(Target):
+    """A registered track generator: its Params, the validity thresholds and the shared
+    fields (``num_envs``, ``num_points``, ``seed``, ``epoch``).
+
+    A change of a dynamic field or a validity threshold updates the generator in place
+    (``TrackGenerator.update``: no new recording); any other change builds it again.
+
+    Args:
+        generator: the generator's registered name.
+        gen_params: its Params class (None: it takes no generator_params).
+        num_envs, num_points, seed: the starting values of the shared fields.
+
+    Raises:
+        ProcgenError: when ``procgen_nb.track_gen`` is not importable (at the first cook).
+    """
+
+    def __init__(
+        self,
+        generator: str,
+        gen_params: type[Params] | None,
+        *,
+        num_envs: int = 16,
+        num_points: int = 128,
+        seed: int = 0,
+    ):
+        self.name = generator
+        self.generator = generator
+        own = dict(gen_params.fields()) if gen_params is not None else {}
+        self._own = list(own)
+        validity = {k: f for k, f in _validity_fields().items() if k not in own}
+        self._validity = list(validity)
+        shared = {k: f for k, f in SHARED_FIELDS.items() if k not in own and k not in validity}
+        self._shared = list(shared)
+        fields = {k: dataclasses.replace(f) for k, f in {**own, **validity, **shared}.items()}
+        self.params_class = params_class(f"{_camel(generator)}ExploreParams", fields, generator)
+        self._start = {"num_envs": num_envs, "num_points": num_points, "seed": seed}
+        self._key: Any = None
+        self._gen: Any = None
+
+    @property
+    def initial(self) -> Params:
+        return self.params_class(**{k: v for k, v in self._start.items() if k in self._shared})
+
+    def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        d = params.to_dict()
+        return (
+            {k: d[k] for k in self._own},
+            {k: d[k] for k in self._validity},
+            {k: d[k] for k in self._shared},
+        )
+
+    def _prepare(self, own: dict, validity: dict, shared: dict, progress: Progress) -> str:
+        presets = _track_gen()
+        build = {k: v for k, v in shared.items() if k != "epoch"}
+        key = tuple(build.items())
+        if self._gen is not None and key == self._key:
+            gen = self._gen
+            changed_own = {k: v for k, v in own.items() if getattr(gen.params, k) != v}
+            changed_val = {
+                k: v for k, v in validity.items() if getattr(gen.config.validity, k) != v
+            }
+            if not changed_own and not changed_val:
+                return "reused"
+            progress(0.05, "updating the generator")
+            rebuilt = gen.update(generator_params=changed_own or None, validity=changed_val or None)
+            return "rebuilt" if rebuilt else "updated"
+        progress(0.05, "building the generator (the first build compiles kernels)")
+        self._gen, self._key = None, None
+        self._gen = presets.track(
+            generator=self.generator,
+            generator_params=own or None,
+            validity=validity or None,
+            **shared,
+        )
+        self._key = key
+        return "built"
+
+    def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
+        own, validity, shared = self._split(params)
+        rows = []
+        t0 = time.perf_counter()
+        with collect() as total:
+            how, ms, tr = _timed(lambda: self._prepare(own, validity, shared, progress))
+            rows.append(_row(f"{self.generator}: {how}", ms, tr, reused=how == "reused"))
+            progress(0.6, "generating")
+            epoch = shared.get("epoch")
+            result, ms, tr = _timed(lambda: self._gen.generate(epoch=epoch))
+            rows.append(_row("generate", ms, tr))
+            progress(0.85, "reading back")
+            data, ms, tr = _timed(lambda: _read_result(result))
+            rows.append(_row("read back for the view", ms, tr))
+        elapsed = (time.perf_counter() - t0) * 1e3
+        frame = frame_from(
+            data,
+            num_envs=shared.get("num_envs"),
+            report=tuple(rows),
+            elapsed_ms=elapsed,
+            traffic=total,
+        )
+        reason = data.get("reason") if isinstance(data, Mapping) else None
+        if reason is not None:
+            for bit, text in _reasons().items():
+                label = _SHORT_REASONS.get(bit, text.split(" (")[0])
+                frame.counts[f"invalid: {label}"] = int(((reason & bit) != 0).sum())
+        return frame
+
+    def code(self, params: Params) -> str:
+        own, validity, shared = self._split(params)
+        args = "".join(f"    {k}={v!r},\n" for k, v in shared.items())
+        val = f"    validity={_literal(validity, '    ')},\n" if validity else ""
+        return (
+            "from procgen_nb.track_gen import presets\n"
+            "\n"
+            f"generator_params = {_literal(own, '')}\n"
+            "generator = presets.track(\n"
+            f"    generator={self.generator!r},\n"
+            "    generator_params=generator_params,\n"
+            f"{val}"
+            f"{args}"
+            ")\n"
+            "result = generator.generate()\n"
+        )
+
+
+def _read_result(result: Any) -> Any:
+    """Reads a track result back (its ``numpy()``), keeping its gates when it has some."""
+    if not hasattr(result, "numpy"):
+        return result
+    data = dict(result.numpy())
+    gates = getattr(result, "gates", None)
+    if gates is not None:
+        data["gates"] = gates
+    return data
+
+
+def _row(name: str, ms: float, tr: Any, reused: bool | None = None) -> ReportRow:
+    return ReportRow(name, ms, tr.launches, tr.readbacks, tr.builds, tr.uploads, tr.waits, reused)
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.replace(".", "_").split("_") if p)
