@@ -35,6 +35,26 @@ from .report import CookReport, NodeReport
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "explore": ("procgen_nb.ui", "explore"),
+    "fieldc": ("procgen_nb.fieldc", None),
+    "lua": ("procgen_nb.lua", None),
+    "plot": ("procgen_nb.plot", None),
+    "track_gen": ("procgen_nb.track_gen", None),
+    "ui": ("procgen_nb.ui", None),
+}
+
+
+def __getattr__(name: str):
+    """Imports the heavier subpackages (ui, track_gen, lua, fieldc, plot) on first use."""
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        mod = importlib.import_module(module)
+        return getattr(mod, attr) if attr else mod
+    raise AttributeError(f"module 'procgen_nb' has no attribute {name!r}")
+
 __all__ = [
     "AssetError",
     "BindingError",
@@ -78,9 +98,15 @@ __all__ = [
     "available_devices",
     "collect",
     "default_context",
+    "explore",
+    "fieldc",
     "get_device",
+    "lua",
     "node",
     "ops",
+    "plot",
     "set_device",
+    "track_gen",
     "traffic",
+    "ui",
 ]

@@ -44,6 +44,10 @@ class ParamsForm(widgets.VBox):
     value = traitlets.Any()
     error = traitlets.Unicode("")
 
+    def __repr__(self) -> str:
+        # stable text (nbval checks it): the class and the current values
+        return f"ParamsForm({self.value!r})"
+
     def __init__(
         self,
         params: type[Params] | Params,

@@ -118,6 +118,10 @@ class ExploreView(widgets.HBox):
         if cook:
             self._loop.request(self.form.value)
 
+    def __repr__(self) -> str:
+        # stable text (nbval checks it): what is explored and with which controls
+        return f"ExploreView({self.target.name!r}, controls={list(self.form.controls)})"
+
     # -- public -------------------------------------------------------------------------
     @property
     def value(self) -> Params:
