@@ -107,9 +107,11 @@ class TrackGenConfig:
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""
-        raw = self.env_seeds if self.env_seeds is not None else [
-            self.seed + e for e in range(self.num_envs)
-        ]
+        raw = (
+            self.env_seeds
+            if self.env_seeds is not None
+            else [self.seed + e for e in range(self.num_envs)]
+        )
         return [((int(v) + (1 << 31)) % (1 << 32)) - (1 << 31) for v in raw]
 
 

@@ -69,12 +69,12 @@ class _SpecStage(Stage):
 
 
 def _check_legacy_stream(ctx: Any, name: str) -> None:
+    """Refuses recording a legacy plugin on a stream other than Warp's current one."""
     if not ctx.recording or ctx.stream is None:
         return
-    current = wp.get_stream(ctx.device)
-    if ctx.stream is not current and getattr(ctx.stream, "cuda_stream", 0) != getattr(
-        current, "cuda_stream", 1
-    ):
+    dev = wp.get_device(ctx.device)
+    current = dev.stream if dev.is_cuda else None
+    if ctx.stream is not current:
         raise LegacyPluginStreamError(
             f"generator {name!r} (accepts_ctx=False): expected the capture stream to be Warp's "
             f"current stream, got {ctx.stream!r}; set accepts_ctx=True in the spec"
@@ -364,7 +364,9 @@ class TrackGenerator:
                 return
             ops.arc_resample(ctx, self._raw_xy, res.xy, arc, E, raw, N, counts, active)
             for name, src in raw_attrs.items():
-                ops.arc_resample_attribute(ctx, src, self._attrs[name], arc, E, raw, N, counts, active)
+                ops.arc_resample_attribute(
+                    ctx, src, self._attrs[name], arc, E, raw, N, counts, active
+                )
 
         self._steps.append(_Step("resample", CaptureClass.GRAPH, run))
 
@@ -409,25 +411,20 @@ class TrackGenerator:
         res, grid = self.result, self._grid
 
         def run(ctx: Any) -> None:
-            ctx.launch(
-                _k._validity_k,
+            ops.check_tracks(
+                ctx,
+                res.xy,
                 E,
-                [
-                    res.xy,
-                    N,
-                    self._active,
-                    self._gen_valid,
-                    min_r,
-                    width,
-                    grid.grid,
-                    grid.start,
-                    grid.items,
-                    grid.cap,
-                    res.valid,
-                    res.reason,
-                    res.crossings,
-                    res.turning,
-                ],
+                N,
+                grid,
+                min_r,
+                width,
+                res.valid,
+                res.reason,
+                res.crossings,
+                res.turning,
+                self._active,
+                self._gen_valid,
             )
             ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
 
@@ -495,6 +492,13 @@ class TrackGenerator:
             else:
                 item.replay()
         return self.result
+
+    @property
+    def recordings(self) -> dict[str, tuple[Any, ...]]:
+        """The recorded plan of each call kind made so far (``"generate"``, ``"regenerate"``):
+        its ``Recording`` objects, and the HOST steps that run eagerly between them. The same
+        objects call after call, until a static change rebuilds the pipeline."""
+        return {mode: tuple(plan) for mode, plan in self._plans.items()}
 
     @property
     def host_driven(self) -> bool:
@@ -602,7 +606,9 @@ class TrackGenerator:
             cfg.validity = new_v
         if z_profile:
             if not self._post_stages:
-                raise GeneratorError("z_profile: expected a generator built with z_profile, got none")
+                raise GeneratorError(
+                    "z_profile: expected a generator built with z_profile, got none"
+                )
             stage, zparams = self._post_stages[0]
             try:
                 new_z = zparams.replace(**z_profile)

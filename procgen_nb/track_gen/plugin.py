@@ -33,7 +33,7 @@ class CaptureClass(enum.Enum):
 
     GRAPH: a fixed list of device work, recorded once and replayed.
     BOUNDED: device loops with a fixed upper bound (``ctx.bounded_loop``), recorded unrolled
-        (or as a conditional graph node where the device has them); envs freeze on the device.
+        (every iteration replays); converged envs freeze on the device and skip the work.
     HOST: reads the device or branches in Python (inside ``ctx.host()``); runs eagerly on
         every call, and refuses to be recorded (``NotCapturableError``).
     """
@@ -210,6 +210,14 @@ class Registry:
                 f"registry.add name: expected a dotted third-party name like "
                 f"'<vendor>.{name}', got {name!r}"
             )
+        if not isinstance(spec, GeneratorSpec | GateGeneratorSpec):
+            stage_params = getattr(spec, "Params", None)
+            if stage_params is not None and not (
+                isinstance(stage_params, type) and issubclass(stage_params, Params)
+            ):
+                raise GeneratorError(
+                    f"{name} Params: expected a Params subclass or None, got {stage_params!r}"
+                )
         pcls = spec.params if isinstance(spec, GeneratorSpec | GateGeneratorSpec) else None
         if pcls is not None:
             if not (isinstance(pcls, type) and issubclass(pcls, Params)):

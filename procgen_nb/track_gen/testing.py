@@ -204,8 +204,7 @@ def check_generator(
     )
     host = stage.capture is CaptureClass.HOST
     try:
-        with _watching(_exec.LaunchContext(device).device) as build_watch:
-            tg = TrackGenerator(cfg, generator=spec_or_stage)
+        tg = TrackGenerator(cfg, generator=spec_or_stage)
     except Exception as exc:  # the report says why it does not build
         add(Check("builds", False, f"{type(exc).__name__}: {exc}"))
         return report
@@ -243,6 +242,7 @@ def check_generator(
     for attr, arr in tg._raw_attrs.items():
         if attr not in writes:
             sentinels[attr] = (arr, 0.0)
+    tg._run_step(tg._head("generate"), ctx)  # fresh seeds, then sentinels
     for arr, value in sentinels.values():
         ctx.fill(arr, value)
     seeds_before = ctx.readback(tg.seeds)
@@ -267,8 +267,9 @@ def check_generator(
         Check(
             "declared writes",
             not touched and not undeclared,
-            f"wrote undeclared {touched + undeclared}" if touched or undeclared else
-            f"writes {sorted(writes)}",
+            f"wrote undeclared {touched + undeclared}"
+            if touched or undeclared
+            else f"writes {sorted(writes)}",
         )
     )
 
@@ -324,8 +325,13 @@ def check_generator(
     if "ccw" in stage.provides:
         res = tg.result.numpy()
         wrong = [e for e in range(E) if res["valid"][e] and res["turning"][e] != 1]
-        add(Check("provides ccw", not wrong, f"envs {wrong[:8]} turn clockwise" if wrong else
-                  "every valid env turns +1"))
+        add(
+            Check(
+                "provides ccw",
+                not wrong,
+                f"envs {wrong[:8]} turn clockwise" if wrong else "every valid env turns +1",
+            )
+        )
     return report
 
 

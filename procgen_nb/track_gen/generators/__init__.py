@@ -8,16 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from .basic import Checkpoint, CheckpointParams, Polar, PolarParams, ZProfile, ZProfileParams
+from .repulsive import Repulsive, RepulsiveParams
 from .sampled import Bezier, BezierParams, Hull, HullParams, Voronoi, VoronoiParams
 
-BUILTINS = (Bezier, Checkpoint, Hull, Polar, Voronoi)
+#: the built-in generators (Stage classes)
+BUILTINS = (Bezier, Checkpoint, Hull, Polar, Repulsive, Voronoi)
 
 
 def register_builtins(registry: Any) -> None:
     """Adds the built-in generators and stages to ``registry`` (replacing same names)."""
-    from .repulsive import Repulsive
-
-    for cls in (*BUILTINS, Repulsive, ZProfile):
+    for cls in (*BUILTINS, ZProfile):
         registry.add(cls, replace=True, _builtin=True)
 
 
@@ -31,6 +31,8 @@ __all__ = [
     "HullParams",
     "Polar",
     "PolarParams",
+    "Repulsive",
+    "RepulsiveParams",
     "Voronoi",
     "VoronoiParams",
     "ZProfile",

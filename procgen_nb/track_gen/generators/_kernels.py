@@ -10,20 +10,38 @@ import warp as wp
 
 from ..ops.funcs import catmull_rom, catmull_rom_f, ccw, rand01, stream_key
 
+# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
+wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
+
 _TWO_PI = wp.constant(6.283185307179586)
 
 
-@wp.func
-def _polar_r(key: wp.uint32, k: int, jitter: float) -> float:
-    return 1.0 + jitter * (2.0 * rand01(key, k) - 1.0)
-
-
 @wp.kernel
-def _polar_k(
+def _polar_ctrl_k(
     seeds: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
     salt_r: int,
     salt_a: int,
+    lobes: int,
+    jitter: float,
+    radii: wp.array(dtype=float),
+    phase: wp.array(dtype=float),
+):
+    tid = wp.tid()
+    e = tid // lobes
+    if active[e] == 0:
+        return
+    k = tid - e * lobes
+    radii[tid] = 1.0 + jitter * (2.0 * rand01(stream_key(seeds[e], salt_r), k) - 1.0)
+    if k == 0:
+        phase[e] = _TWO_PI * rand01(stream_key(seeds[e], salt_a), 0)
+
+
+@wp.kernel
+def _polar_k(
+    radii: wp.array(dtype=float),
+    phase: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
     lobes: int,
     jitter: float,
     floor_r: float,
@@ -36,20 +54,19 @@ def _polar_k(
     if active[e] == 0:
         return
     i = tid - e * raw
-    kr = stream_key(seeds[e], salt_r)
     u = float(i) * float(lobes) / float(raw)
     k = int(wp.floor(u))
     t = u - float(k)
+    b = e * lobes
     r = catmull_rom_f(
-        _polar_r(kr, (k + lobes - 1) % lobes, jitter),
-        _polar_r(kr, k % lobes, jitter),
-        _polar_r(kr, (k + 1) % lobes, jitter),
-        _polar_r(kr, (k + 2) % lobes, jitter),
+        radii[b + (k + lobes - 1) % lobes],
+        radii[b + k % lobes],
+        radii[b + (k + 1) % lobes],
+        radii[b + (k + 2) % lobes],
         t,
     )
     r = wp.max(r, floor_r) / (1.0 + jitter)
-    phase = _TWO_PI * rand01(stream_key(seeds[e], salt_a), 0)
-    th = _TWO_PI * float(i) / float(raw) + phase
+    th = _TWO_PI * float(i) / float(raw) + phase[e]
     xy[tid] = wp.vec2(wp.cos(th), wp.sin(th)) * (r * scale)
 
 

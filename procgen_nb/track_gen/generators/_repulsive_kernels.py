@@ -11,6 +11,9 @@ import warp as wp
 
 from ..ops.funcs import rand01, stream_key
 
+# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
+wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
+
 _TWO_PI = wp.constant(6.283185307179586)
 
 

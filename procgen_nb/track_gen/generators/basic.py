@@ -29,7 +29,9 @@ class PolarParams(Params):
 class Polar(_BuiltinStage):
     """``polar``: r(theta) by a periodic Catmull-Rom spline through jittered radii.
 
-    Star-shaped around the origin, so simple and counter-clockwise by construction.
+    Star-shaped around the origin, so simple and counter-clockwise by construction; within
+    ``1.125 * scale`` of the origin (the spline overshoots its control radii by at most 1/8
+    of their spread).
     Streams: ``polar.radius``, ``polar.phase``.
     """
 
@@ -40,23 +42,18 @@ class Polar(_BuiltinStage):
 
     def build(self, b: Any, params: PolarParams) -> Callable[[Any], None]:
         xy = b.write("xy")
+        lobes = params.lobes
+        radii = b.scratch("radii", float, b.E * lobes)
+        phase = b.scratch("phase", float, b.E)
         sr, sa = b.salt("polar.radius"), b.salt("polar.phase")
-        args = [
-            b.seed,
-            b.active,
-            sr,
-            sa,
-            params.lobes,
-            params.radius_jitter,
-            params.min_radius,
-            b.raw,
-            b.scale,
-            xy,
-        ]
-        dim = b.E * b.raw
+        a1 = [b.seed, b.active, sr, sa, lobes, params.radius_jitter, radii, phase]
+        a2 = [radii, phase, b.active, lobes, params.radius_jitter, params.min_radius, b.raw]
+        a2 += [b.scale, xy]
+        E, raw = b.E, b.raw
 
         def enqueue(ctx: Any) -> None:
-            ctx.launch(_k._polar_k, dim, args)
+            ctx.launch(_k._polar_ctrl_k, E * lobes, a1)
+            ctx.launch(_k._polar_k, E * raw, a2)
 
         return enqueue
 
@@ -109,7 +106,11 @@ class ZProfileParams(Params):
     owner = "z_profile"
     knots: int = Field(6, bounds=(2, 64), soft=(2, 16), doc="height knots along the track")
     amplitude: float = Field(
-        0.1, bounds=(0.0, None), soft=(0.0, 1.0), unit="world", dynamic=True,
+        0.1,
+        bounds=(0.0, None),
+        soft=(0.0, 1.0),
+        unit="world",
+        dynamic=True,
         doc="largest height above or below 0",
     )
 

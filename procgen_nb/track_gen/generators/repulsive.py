@@ -37,27 +37,9 @@ class RepulsiveParams(Params):
     start_points: int = Field(16, bounds=(8, 64), doc="points of the initial star polygon")
     levels: int = Field(3, bounds=(1, 4), doc="coarse-to-fine levels (points double each level)")
     iterations: int = Field(24, bounds=(1, 200), soft=(4, 64), doc="descent steps per level")
-    growth: float = Field(1.5, bounds=(1.0, 6.0), doc="rest length of each edge / its initial length")
-    repulsion: float = Field(1.0, bounds=(0.0, 10.0), doc="weight of the tangent-point energy")
-    smoothing: float = Field(0.05, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
-    step: float = Field(0.3, bounds=(0.01, 1.0), doc="largest move per step (x edge length)")
-    tolerance: float = Field(
-        0.002, bounds=(0.0, 0.5), doc="an env freezes when no point moved more (x edge length)"
+    growth: float = Field(
+        1.5, bounds=(1.0, 6.0), doc="rest length of each edge / its initial length"
     )
-    jitter: float = Field(0.75, bounds=(0.0, 0.9), doc="radius jitter of the initial polygon")
-    confine: float = Field(
-        1.0, bounds=(0.1, 2.0), doc="radius of the soft disc the loop grows in (x scale)"
-    )
-
-
-class RepulsiveParams(Params):
-    """Parameters of ``repulsive``."""
-
-    owner = "repulsive"
-    start_points: int = Field(16, bounds=(8, 64), doc="points of the initial star polygon")
-    levels: int = Field(3, bounds=(1, 4), doc="coarse-to-fine levels (points double each level)")
-    iterations: int = Field(24, bounds=(1, 200), soft=(4, 64), doc="descent steps per level")
-    growth: float = Field(1.5, bounds=(1.0, 6.0), doc="rest length of each edge / its initial length")
     repulsion: float = Field(1.0, bounds=(0.0, 10.0), doc="weight of the tangent-point energy")
     smoothing: float = Field(0.05, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
     step: float = Field(0.3, bounds=(0.01, 1.0), doc="largest move per step (x edge length)")
@@ -95,7 +77,9 @@ class Repulsive(_BuiltinStage):
             out.append(
                 {
                     "n": n,
-                    "iterations": max(1, params.iterations >> level) if level else params.iterations,
+                    "iterations": max(1, params.iterations >> level)
+                    if level
+                    else params.iterations,
                     "h": perimeter / n,
                     "target": perimeter / n,
                 }
@@ -125,8 +109,21 @@ class Repulsive(_BuiltinStage):
                 n = lv["n"]
                 if li:
                     ctx.launch(_k._rep_subdivide_k, E, [pos, rest, n // 2, raw, active, frozen])
-                step_args = [pos, tan, n, raw, active, frozen, lv["h"], rest, p.step,
-                             p.repulsion, p.smoothing, p.confine * scale, nxt]
+                step_args = [
+                    pos,
+                    tan,
+                    n,
+                    raw,
+                    active,
+                    frozen,
+                    lv["h"],
+                    rest,
+                    p.step,
+                    p.repulsion,
+                    p.smoothing,
+                    p.confine * scale,
+                    nxt,
+                ]
 
                 def body(_i: int, n: int = n, step_args: list = step_args, h: float = lv["h"]):
                     ctx.launch(_k._rep_tangent_k, E * n, [pos, n, raw, active, frozen, tan])

@@ -44,10 +44,18 @@ class Bezier(_BuiltinStage):
         return params.max_corners * max(4, math.ceil(config.num_points / params.min_corners))
 
     def build(self, b: Any, p: BezierParams) -> Callable[[Any], None]:
-        _need(p.min_corners <= p.max_corners, "bezier", "min_corners <= max_corners",
-              (p.min_corners, p.max_corners))
-        _need(p.grid * p.grid >= p.max_corners, "bezier", "grid*grid >= max_corners",
-              (p.grid, p.max_corners))
+        _need(
+            p.min_corners <= p.max_corners,
+            "bezier",
+            "min_corners <= max_corners",
+            (p.min_corners, p.max_corners),
+        )
+        _need(
+            p.grid * p.grid >= p.max_corners,
+            "bezier",
+            "grid*grid >= max_corners",
+            (p.grid, p.max_corners),
+        )
         E, mx, g = b.E, p.max_corners, p.grid
         samples = b.raw // mx
         xy, count, valid = b.write("xy"), b.write("count"), b.write("valid")
@@ -55,8 +63,10 @@ class Bezier(_BuiltinStage):
         perm = b.scratch("perm", wp.int32, E * g * g)
         cells = b.scratch("cells", wp.int32, E * mx)
         corners = b.scratch("corners", wp.vec2, E * mx)
-        s_count, s_cells, s_pts = b.salt("bezier.count"), b.salt("bezier.cells"), b.salt(
-            "bezier.points"
+        s_count, s_cells, s_pts = (
+            b.salt("bezier.count"),
+            b.salt("bezier.cells"),
+            b.salt("bezier.points"),
         )
         seed, scale, raw, active = b.seed, b.scale, b.raw, b.active
 
@@ -100,10 +110,18 @@ class Hull(_BuiltinStage):
         return kmax * max(2, math.ceil(config.num_points / 6))
 
     def build(self, b: Any, p: HullParams) -> Callable[[Any], None]:
-        _need(p.min_points <= p.max_points, "hull", "min_points <= max_points",
-              (p.min_points, p.max_points))
-        _need(p.grid * p.grid >= p.max_points, "hull", "grid*grid >= max_points",
-              (p.grid, p.max_points))
+        _need(
+            p.min_points <= p.max_points,
+            "hull",
+            "min_points <= max_points",
+            (p.min_points, p.max_points),
+        )
+        _need(
+            p.grid * p.grid >= p.max_points,
+            "hull",
+            "grid*grid >= max_points",
+            (p.grid, p.max_points),
+        )
         E, mx, g = b.E, p.max_points, p.grid
         kmax = 2 * mx
         samples = b.raw // kmax
@@ -125,8 +143,19 @@ class Hull(_BuiltinStage):
             ctx.launch(
                 _k._hull_k,
                 E,
-                [seed, active, salts[3], pts, counts, mx, p.displacement, ctrl, ctrl_count, used,
-                 valid],
+                [
+                    seed,
+                    active,
+                    salts[3],
+                    pts,
+                    counts,
+                    mx,
+                    p.displacement,
+                    ctrl,
+                    ctrl_count,
+                    used,
+                    valid,
+                ],
             )
             ctx.launch(
                 _k._closed_cr_k, E * raw, [ctrl, ctrl_count, kmax, samples, active, raw, xy, count]
@@ -164,8 +193,21 @@ class Voronoi(_BuiltinStage):
         xy, count, valid = b.write("xy"), b.write("count"), b.write("valid")
         ctrl = b.scratch("anchors", wp.vec2, E * m)
         ctrl_count = b.scratch("anchor_count", wp.int32, E)
-        a1 = [b.seed, b.active, b.salt("voronoi.sites"), b.salt("voronoi.ring"), p.grid, p.jitter,
-              p.ring, p.wobble, m, b.scale, ctrl, ctrl_count, valid]
+        a1 = [
+            b.seed,
+            b.active,
+            b.salt("voronoi.sites"),
+            b.salt("voronoi.ring"),
+            p.grid,
+            p.jitter,
+            p.ring,
+            p.wobble,
+            m,
+            b.scale,
+            ctrl,
+            ctrl_count,
+            valid,
+        ]
         a2 = [ctrl, ctrl_count, m, samples, b.active, b.raw, xy, count]
         raw = b.raw
 

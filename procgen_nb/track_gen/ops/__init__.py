@@ -285,20 +285,29 @@ def angle_sort(ctx: Any, xy: wp.array, counts: wp.array, max_count: int) -> None
 
 @dataclasses.dataclass
 class GridScratch:
-    """The per-env uniform grid of ``self_intersections`` and the validity stage.
+    """Per-env scratch of ``self_intersections`` and ``check_tracks``: the x-monotone chains
+    of the crossing test and the uniform grid of the clearance test.
 
     Attributes:
-        grid: cells per side (G); start: ``[E*(G*G+2)]`` int32; items: ``[E*cap]`` int32.
+        grid: cells per side (G) of the clearance grid. cap: grid entries per env.
+        start: ``[E*(G*G+2)]`` int32 cell starts. items: ``[E*cap]`` int32 segment ids.
+        vcell: ``[E*N]`` int32, each point's cell.
+        ones: ``[E]`` int32 of ones (the default active mask and generator verdict).
+        chain, chain_n: ``[E*N]`` int32, the x-monotone chains (start, signed length).
     """
 
     grid: int
     cap: int
     start: wp.array
     items: wp.array
+    vcell: wp.array
+    ones: wp.array
+    chain: wp.array
+    chain_n: wp.array
 
     @classmethod
     def alloc(cls, device: str, num_envs: int, num_points: int) -> GridScratch:
-        """Allocates a grid sized for ``num_envs`` loops of ``num_points`` points."""
+        """Allocates the scratch for ``num_envs`` loops of ``num_points`` points."""
         g = grid_size(num_points)
         cap = 4 * num_points + 16
         return cls(
@@ -306,6 +315,10 @@ class GridScratch:
             cap=cap,
             start=wp.zeros(num_envs * (g * g + 2), dtype=wp.int32, device=device),
             items=wp.zeros(num_envs * cap, dtype=wp.int32, device=device),
+            vcell=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            ones=wp.full(num_envs, 1, dtype=wp.int32, device=device),
+            chain=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            chain_n=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
         )
 
 
@@ -319,8 +332,9 @@ def self_intersections(
 ) -> None:
     """Counts the crossing pairs of non-adjacent segments of each closed loop.
 
-    A per-env uniform grid (about sqrt(N) cells a side) keeps it near O(N) for a track;
-    an env whose segments overflow the grid falls back to the exact O(N^2) loop.
+    Each loop is cut into x-monotone chains; only chains whose x-ranges overlap are
+    compared, by a merge along x (about O(N) for a track, O(N^2) at worst). Orientation
+    tests run in float64 from the float32 points, so their signs are exact.
 
     Args:
         xy: ``[E*num_points]`` vec2 closed loops.
@@ -330,12 +344,72 @@ def self_intersections(
     ctx.launch(
         _k._self_intersections_k,
         num_envs,
-        [xy, num_points, scratch.grid, scratch.start, scratch.items, scratch.cap, out],
+        [xy, num_points, scratch.chain, scratch.chain_n, out],
+    )
+
+
+def check_tracks(
+    ctx: Any,
+    xy: wp.array,
+    num_envs: int,
+    num_points: int,
+    scratch: GridScratch,
+    min_radius: wp.array,
+    width: wp.array,
+    valid: wp.array,
+    reason: wp.array,
+    crossings: wp.array,
+    turning: wp.array,
+    active: wp.array | None = None,
+    gen_valid: wp.array | None = None,
+) -> None:
+    """The validity stage: decides each closed loop's validity on the device.
+
+    An env is valid when the generator accepted it (``gen_valid``), every point is finite
+    and every segment (the closing one too) has a positive length, no two non-adjacent
+    segments touch, its turning number is +1 or -1, every circumradius of three
+    consecutive points is at least ``min_radius[0]`` and any two points more than
+    ``pi * width[0] / 2`` apart along the loop (index distance times the mean spacing) are
+    at least ``width[0]`` apart. Both thresholds live in one-element device buffers; 0
+    disables a check.
+
+    Args:
+        xy: ``[E*N]`` vec2 loops. scratch: a ``GridScratch`` for E and N.
+        min_radius, width: ``[1]`` float32 device buffers.
+        valid: ``[E]`` int32 out (1 valid). reason: ``[E]`` int32 out, bits of
+            ``pipeline.REASONS``. crossings: ``[E]`` int32 out, crossing pairs.
+            turning: ``[E]`` int32 out, turning numbers.
+        active: ``[E]`` int32 mask; inactive envs are left untouched (all when None).
+        gen_valid: ``[E]`` int32 generator verdicts (all accepted when None).
+    """
+    ctx.launch(
+        _k._validity_k,
+        num_envs,
+        [
+            xy,
+            num_points,
+            scratch.ones if active is None else active,
+            scratch.ones if gen_valid is None else gen_valid,
+            min_radius,
+            width,
+            scratch.grid,
+            scratch.start,
+            scratch.items,
+            scratch.cap,
+            scratch.vcell,
+            scratch.chain,
+            scratch.chain_n,
+            valid,
+            reason,
+            crossings,
+            turning,
+        ],
     )
 
 
 def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array) -> None:
-    """Writes each loop's turning number (summed signed exterior angles / 2 pi, rounded)."""
+    """Writes each loop's turning number: the signed count of times its tangent passes the
+    +x direction (equal to the summed exterior angles / 2 pi, without trigonometry)."""
     ctx.launch(_k._turning_number_k, num_envs, [xy, num_points, out])
 
 
@@ -345,6 +419,7 @@ __all__ = [
     "angle_sort",
     "arc_resample",
     "arc_resample_attribute",
+    "check_tracks",
     "fill",
     "funcs",
     "grid_cells",

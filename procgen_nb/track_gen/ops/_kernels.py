@@ -10,6 +10,9 @@ import warp as wp
 
 from .funcs import ccw, hash_u32, rand01, rand_int, segments_intersect, stream_key
 
+# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
+wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
+
 _GOLDEN = wp.constant(wp.uint32(0x9E3779B9))
 _ATTEMPT = wp.constant(wp.uint32(0x85EBCA6B))
 _TWO_PI = wp.constant(6.283185307179586)
@@ -322,15 +325,14 @@ def _angle_sort_k(xy: wp.array(dtype=wp.vec2), counts: wp.array(dtype=wp.int32),
 
 
 # -- validity -----------------------------------------------------------------------------------
+_MASK16 = wp.constant(0xFFFF)
+
+
 @wp.func
-def _cell_range(
-    a: wp.vec2, b: wp.vec2, ox: float, oy: float, inv: float, gx: int, gy: int
-) -> wp.vec4i:
-    x0 = wp.clamp(int((wp.min(a[0], b[0]) - ox) * inv), 0, gx - 1)
-    x1 = wp.clamp(int((wp.max(a[0], b[0]) - ox) * inv), 0, gx - 1)
-    y0 = wp.clamp(int((wp.min(a[1], b[1]) - oy) * inv), 0, gy - 1)
-    y1 = wp.clamp(int((wp.max(a[1], b[1]) - oy) * inv), 0, gy - 1)
-    return wp.vec4i(x0, y0, x1, y1)
+def _vcell(p: wp.vec2, ox: float, oy: float, inv: float, gx: int, gy: int) -> int:
+    cx = wp.clamp(int((p[0] - ox) * inv), 0, gx - 1)
+    cy = wp.clamp(int((p[1] - oy) * inv), 0, gy - 1)
+    return cx | (cy << 16)
 
 
 @wp.func
@@ -354,27 +356,59 @@ def _grid_build(
     items: wp.array(dtype=wp.int32),
     ib: int,
     cap: int,
+    vcell: wp.array(dtype=wp.int32),
+    vb: int,
 ) -> int:
+    """Buckets segment i (vertex i to i+1) into every cell its bounding box covers.
+
+    Cell c's segments are ``items[ib + start[sb+c+1] : ib + start[sb+c+2]]`` (ascending).
+    Returns the number of entries, or -1 when they exceed ``cap``.
+    """
     c = gx * gy
     for k in range(c + 2):
         start[sb + k] = 0
+    for i in range(n):
+        vcell[vb + i] = _vcell(xy[base + i], ox, oy, inv, gx, gy)
     total = wp.int32(0)
     for i in range(n):
-        r = _cell_range(xy[base + i], xy[base + (i + 1) % n], ox, oy, inv, gx, gy)
-        total += (r[2] - r[0] + 1) * (r[3] - r[1] + 1)
-        if total > cap:
-            return -1
-        for cy in range(r[1], r[3] + 1):
-            for cx in range(r[0], r[2] + 1):
-                s0 = sb + cy * gx + cx + 1
-                start[s0] = start[s0] + 1
+        j = i + 1
+        if j == n:
+            j = 0
+        va = vcell[vb + i]
+        vz = vcell[vb + j]
+        if va == vz:
+            s0 = sb + (va & _MASK16) + (va >> 16) * gx + 1
+            start[s0] = start[s0] + 1
+            total += 1
+        else:
+            x0 = wp.min(va & _MASK16, vz & _MASK16)
+            x1 = wp.max(va & _MASK16, vz & _MASK16)
+            y0 = wp.min(va >> 16, vz >> 16)
+            y1 = wp.max(va >> 16, vz >> 16)
+            total += (x1 - x0 + 1) * (y1 - y0 + 1)
+            if total > cap:
+                return -1
+            for cy in range(y0, y1 + 1):
+                for cx in range(x0, x1 + 1):
+                    s1 = sb + cy * gx + cx + 1
+                    start[s1] = start[s1] + 1
+    if total > cap:
+        return -1
     for k in range(c):
         start[sb + k + 1] = start[sb + k + 1] + start[sb + k]
     for ii in range(n):
         i = n - 1 - ii
-        r = _cell_range(xy[base + i], xy[base + (i + 1) % n], ox, oy, inv, gx, gy)
-        for cy in range(r[1], r[3] + 1):
-            for cx in range(r[0], r[2] + 1):
+        j = i + 1
+        if j == n:
+            j = 0
+        va = vcell[vb + i]
+        vz = vcell[vb + j]
+        x0 = wp.min(va & _MASK16, vz & _MASK16)
+        x1 = wp.max(va & _MASK16, vz & _MASK16)
+        y0 = wp.min(va >> 16, vz >> 16)
+        y1 = wp.max(va >> 16, vz >> 16)
+        for cy in range(y0, y1 + 1):
+            for cx in range(x0, x1 + 1):
                 s = sb + cy * gx + cx + 1
                 slot = start[s] - 1
                 start[s] = slot
@@ -384,67 +418,201 @@ def _grid_build(
 
 
 @wp.func
-def _grid_crossings(
+def _xsign(dx: float) -> int:
+    """The x-direction class of a segment: 1 (x grows), -1 (x shrinks), 0 (vertical)."""
+    if dx > 0.0:
+        return 1
+    if dx < 0.0:
+        return -1
+    return 0
+
+
+@wp.func
+def _wrap(k: int, n: int) -> int:
+    if k >= n:
+        return k - n
+    return k
+
+
+@wp.func
+def _chain_vertex(start: int, ln: int, q: int, n: int) -> int:
+    """Vertex q (0..|ln|) of a chain, in increasing x (ln < 0: the chain runs backwards)."""
+    if ln < 0:
+        return _wrap(start - ln - q, n)
+    return _wrap(start + q, n)
+
+
+@wp.func
+def _chain_segment(start: int, ln: int, q: int, n: int) -> int:
+    """The loop index of segment q of a chain (between its vertices q and q+1)."""
+    if ln < 0:
+        return _wrap(start - ln - q - 1, n)
+    return _wrap(start + q, n)
+
+
+@wp.func
+def _pair_crosses(xy: wp.array(dtype=wp.vec2), base: int, n: int, ia: int, ib: int) -> int:
+    if _adjacent(ia, ib, n):
+        return 0
+    p1 = xy[base + ia]
+    p2 = xy[base + _wrap(ia + 1, n)]
+    p3 = xy[base + ib]
+    p4 = xy[base + _wrap(ib + 1, n)]
+    if wp.max(p1[1], p2[1]) < wp.min(p3[1], p4[1]):
+        return 0
+    if wp.max(p3[1], p4[1]) < wp.min(p1[1], p2[1]):
+        return 0
+    if segments_intersect(p1, p2, p3, p4):
+        return 1
+    return 0
+
+
+@wp.func
+def _chain_crossings(
     xy: wp.array(dtype=wp.vec2),
     base: int,
     n: int,
-    ox: float,
-    oy: float,
-    inv: float,
-    gx: int,
-    gy: int,
-    start: wp.array(dtype=wp.int32),
-    sb: int,
-    items: wp.array(dtype=wp.int32),
-    ib: int,
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
+    cb: int,
 ) -> int:
+    """Counts crossing pairs of non-adjacent segments of a closed loop, each pair once.
+
+    The loop is cut into x-monotone chains (a maximal run of segments whose x strictly
+    grows, or strictly shrinks; a vertical segment is a chain of its own). Two segments of
+    one chain cannot meet unless adjacent, so only pairs of chains whose x-ranges overlap
+    are compared, by a merge along x that visits every pair of segments whose x-intervals
+    overlap: about O(N) for a track (few chains), O(N^2) at worst.
+    """
+    # cut into chains from vertex 0; the run that wraps around is joined at the end
+    k = wp.int32(0)
+    cur = wp.int32(0)
+    ln = wp.int32(0)
+    pc = wp.int32(0)
+    c0 = wp.int32(0)
+    xp = xy[base][0]
+    for t in range(n):
+        xn = xy[base + _wrap(t + 1, n)][0]
+        c = _xsign(xn - xp)
+        if t == 0:
+            c0 = c
+        elif c == 0 or c != pc:
+            chain[cb + k] = cur
+            chain_n[cb + k] = ln * wp.where(pc < 0, -1, 1)
+            k += 1
+            cur = t
+            ln = wp.int32(0)
+        ln += 1
+        pc = c
+        xp = xn
+    if k > 0 and pc == c0 and c0 != 0:
+        chain[cb] = cur
+        chain_n[cb] = (ln + wp.abs(chain_n[cb])) * wp.where(pc < 0, -1, 1)
+    else:
+        chain[cb + k] = cur
+        chain_n[cb + k] = ln * wp.where(pc < 0, -1, 1)
+        k += 1
     count = wp.int32(0)
-    for c in range(gx * gy):
-        b0 = start[sb + c + 1]
-        b1 = start[sb + c + 2]
-        if b1 - b0 < 2:
-            continue
-        cx = c % gx
-        cy = c // gx
-        for ia in range(b0, b1):
-            i = items[ib + ia]
-            p1 = xy[base + i]
-            p2 = xy[base + (i + 1) % n]
-            for jb in range(ia + 1, b1):
-                j = items[ib + jb]
-                if _adjacent(i, j, n):
+    for ca in range(k):
+        sa = chain[cb + ca]
+        la = chain_n[cb + ca]
+        na = wp.abs(la)
+        a_lo = xy[base + sa][0]
+        a_hi = xy[base + _wrap(sa + na, n)][0]
+        if la < 0:
+            a_lo, a_hi = a_hi, a_lo
+        for cbi in range(ca + 1, k):
+            sb = chain[cb + cbi]
+            lb = chain_n[cb + cbi]
+            nb = wp.abs(lb)
+            b_lo = xy[base + sb][0]
+            b_hi = xy[base + _wrap(sb + nb, n)][0]
+            if lb < 0:
+                b_lo, b_hi = b_hi, b_lo
+            if b_hi < a_lo or a_hi < b_lo:
+                continue
+            # merge the two chains along x (al, ar: the current A segment's ends by x)
+            qa = wp.int32(0)
+            qb = wp.int32(0)
+            al = xy[base + _chain_vertex(sa, la, 0, n)]
+            ar = xy[base + _chain_vertex(sa, la, 1, n)]
+            bl = xy[base + _chain_vertex(sb, lb, 0, n)]
+            br = xy[base + _chain_vertex(sb, lb, 1, n)]
+            while qa < na and qb < nb:
+                if ar[0] < bl[0]:
+                    qa += 1
+                    al = ar
+                    if qa < na:
+                        ar = xy[base + _chain_vertex(sa, la, qa + 1, n)]
                     continue
-                p3 = xy[base + j]
-                p4 = xy[base + (j + 1) % n]
-                if wp.max(p1[0], p2[0]) < wp.min(p3[0], p4[0]):
+                if br[0] < al[0]:
+                    qb += 1
+                    bl = br
+                    if qb < nb:
+                        br = xy[base + _chain_vertex(sb, lb, qb + 1, n)]
                     continue
-                if wp.max(p3[0], p4[0]) < wp.min(p1[0], p2[0]):
-                    continue
-                if wp.max(p1[1], p2[1]) < wp.min(p3[1], p4[1]):
-                    continue
-                if wp.max(p3[1], p4[1]) < wp.min(p1[1], p2[1]):
-                    continue
-                if not segments_intersect(p1, p2, p3, p4):
-                    continue
-                ri = _cell_range(p1, p2, ox, oy, inv, gx, gy)
-                rj = _cell_range(p3, p4, ox, oy, inv, gx, gy)
-                if wp.max(ri[0], rj[0]) == cx and wp.max(ri[1], rj[1]) == cy:
-                    count += 1
+                if wp.max(al[1], ar[1]) >= wp.min(bl[1], br[1]) and wp.max(bl[1], br[1]) >= wp.min(
+                    al[1], ar[1]
+                ):
+                    if not _adjacent(
+                        _chain_segment(sa, la, qa, n), _chain_segment(sb, lb, qb, n), n
+                    ):
+                        if segments_intersect(al, ar, bl, br):
+                            count += 1
+                if ar[0] < br[0]:
+                    qa += 1
+                    al = ar
+                    if qa < na:
+                        ar = xy[base + _chain_vertex(sa, la, qa + 1, n)]
+                elif br[0] < ar[0]:
+                    qb += 1
+                    bl = br
+                    if qb < nb:
+                        br = xy[base + _chain_vertex(sb, lb, qb + 1, n)]
+                else:
+                    # both end at the same x: the next segment of each touches the other here
+                    ia = _chain_segment(sa, la, qa, n)
+                    ib = _chain_segment(sb, lb, qb, n)
+                    if qa + 1 < na:
+                        count += _pair_crosses(xy, base, n, _chain_segment(sa, la, qa + 1, n), ib)
+                    if qb + 1 < nb:
+                        count += _pair_crosses(xy, base, n, ia, _chain_segment(sb, lb, qb + 1, n))
+                    qa += 1
+                    al = ar
+                    if qa < na:
+                        ar = xy[base + _chain_vertex(sa, la, qa + 1, n)]
+                    qb += 1
+                    bl = br
+                    if qb < nb:
+                        br = xy[base + _chain_vertex(sb, lb, qb + 1, n)]
     return count
 
 
 @wp.func
-def _brute_crossings(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> int:
-    count = wp.int32(0)
+def _turn_step(u: wp.vec2, v: wp.vec2) -> int:
+    """+1 / -1 when turning from edge u to edge v (the smaller way) passes direction +x."""
+    if wp.length_sq(u) == 0.0 or wp.length_sq(v) == 0.0:
+        return 0
+    cr = ccw(wp.vec2(0.0, 0.0), u, v)
+    if u[1] < 0.0 and v[1] >= 0.0 and cr > wp.float64(0.0):
+        return 1
+    if v[1] < 0.0 and u[1] >= 0.0 and cr < wp.float64(0.0):
+        return -1
+    return 0
+
+
+@wp.func
+def _turning(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> int:
+    s = wp.int32(0)
+    u = xy[base] - xy[base + n - 1]
     for i in range(n):
-        p1 = xy[base + i]
-        p2 = xy[base + (i + 1) % n]
-        for j in range(i + 2, n):
-            if _adjacent(i, j, n):
-                continue
-            if segments_intersect(p1, p2, xy[base + j], xy[base + (j + 1) % n]):
-                count += 1
-    return count
+        j = i + 1
+        if j == n:
+            j = 0
+        v = xy[base + j] - xy[base + i]
+        s += _turn_step(u, v)
+        u = v
+    return s
 
 
 @wp.func
@@ -458,63 +626,16 @@ def _bounds(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> wp.vec4:
     return wp.vec4(lo[0], lo[1], hi[0], hi[1])
 
 
-@wp.func
-def _crossings(
-    xy: wp.array(dtype=wp.vec2),
-    base: int,
-    n: int,
-    cell_min: float,
-    g: int,
-    start: wp.array(dtype=wp.int32),
-    sb: int,
-    items: wp.array(dtype=wp.int32),
-    ib: int,
-    cap: int,
-) -> wp.vec4:
-    """Counts crossings with a uniform grid; returns (count, ox, oy, cell size) for reuse."""
-    bb = _bounds(xy, base, n)
-    ext = wp.max(bb[2] - bb[0], bb[3] - bb[1])
-    cell = wp.max(wp.max(ext / float(g), cell_min), 1.0e-20)
-    inv = 1.0 / cell
-    gx = wp.clamp(int((bb[2] - bb[0]) * inv) + 1, 1, g)
-    gy = wp.clamp(int((bb[3] - bb[1]) * inv) + 1, 1, g)
-    total = _grid_build(xy, base, n, bb[0], bb[1], inv, gx, gy, start, sb, items, ib, cap)
-    cnt = wp.int32(0)
-    if total < 0:
-        cnt = _brute_crossings(xy, base, n)
-        cell = wp.float32(-1.0)
-    else:
-        cnt = _grid_crossings(xy, base, n, bb[0], bb[1], inv, gx, gy, start, sb, items, ib)
-    return wp.vec4(float(cnt), bb[0], bb[1], cell)
-
-
-@wp.func
-def _turning(xy: wp.array(dtype=wp.vec2), base: int, n: int) -> int:
-    s = wp.float32(0.0)
-    for i in range(n):
-        a = xy[base + (i + n - 1) % n]
-        b = xy[base + i]
-        c = xy[base + (i + 1) % n]
-        u = b - a
-        v = c - b
-        if wp.length_sq(u) > 0.0 and wp.length_sq(v) > 0.0:
-            s += wp.atan2(u[0] * v[1] - u[1] * v[0], wp.dot(u, v))
-    return int(wp.round(s / _TWO_PI))
-
-
 @wp.kernel
 def _self_intersections_k(
     xy: wp.array(dtype=wp.vec2),
     n: int,
-    g: int,
-    start: wp.array(dtype=wp.int32),
-    items: wp.array(dtype=wp.int32),
-    cap: int,
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
     out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    r = _crossings(xy, e * n, n, 0.0, g, start, e * (g * g + 2), items, e * cap, cap)
-    out[e] = int(r[0])
+    out[e] = _chain_crossings(xy, e * n, n, chain, chain_n, e * n)
 
 
 @wp.kernel
@@ -535,6 +656,9 @@ def _validity_k(
     start: wp.array(dtype=wp.int32),
     items: wp.array(dtype=wp.int32),
     cap: int,
+    vcell: wp.array(dtype=wp.int32),
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     reason: wp.array(dtype=wp.int32),
     crossings: wp.array(dtype=wp.int32),
@@ -547,73 +671,82 @@ def _validity_k(
     flags = wp.int32(0)
     if gen_valid[e] == 0:
         flags = flags | REJECTED
+    r_min = wp.float64(min_radius[0])
+    check_r = r_min > wp.float64(0.0)
+    two_r = wp.float64(2.0) * r_min
     total = wp.float32(0.0)
     closed = wp.int32(0)
     if n >= 3:
         closed = wp.int32(1)
+    tn = wp.int32(0)
+    lo = xy[base]
+    hi = xy[base]
+    a = xy[base + n - 2]
+    b = xy[base + n - 1]
+    u = b - a
     for i in range(n):
-        a = xy[base + i]
-        b = xy[base + (i + 1) % n]
-        if not (wp.isfinite(a[0]) and wp.isfinite(a[1])):
+        c = xy[base + i]
+        if not (wp.isfinite(c[0]) and wp.isfinite(c[1])):
             closed = wp.int32(0)
-        ln = wp.length(b - a)
-        if not (ln > 0.0):
+            break
+        lo = wp.vec2(wp.min(lo[0], c[0]), wp.min(lo[1], c[1]))
+        hi = wp.vec2(wp.max(hi[0], c[0]), wp.max(hi[1], c[1]))
+        v = c - b
+        lv = wp.length(v)
+        if not (lv > 0.0):
             closed = wp.int32(0)
-        total += ln
+            break
+        total += lv
+        tn += _turn_step(u, v)
+        if check_r:
+            # circumradius of (a, b, c) = |ab| |bc| |ca| / (2 * |cross|)
+            prod = wp.float64(wp.length(u)) * wp.float64(lv) * wp.float64(wp.length(c - a))
+            if prod < two_r * wp.abs(ccw(a, b, c)):
+                flags = flags | RADIUS
+        a = b
+        b = c
+        u = v
     if closed == 0:
         valid[e] = 0
         reason[e] = flags | NOT_CLOSED
         crossings[e] = 0
         turning[e] = 0
         return
-    tn = _turning(xy, base, n)
     if tn != 1 and tn != -1:
         flags = flags | TURNING
-    r_min = wp.float64(min_radius[0])
-    if r_min > wp.float64(0.0):
-        for i in range(n):
-            a = xy[base + (i + n - 1) % n]
-            b = xy[base + i]
-            c = xy[base + (i + 1) % n]
-            area2 = wp.abs(ccw(a, b, c))
-            prod = (
-                wp.float64(wp.length(b - a))
-                * wp.float64(wp.length(c - b))
-                * wp.float64(wp.length(c - a))
-            )
-            if prod < wp.float64(2.0) * r_min * area2:
-                flags = flags | RADIUS
-                break
-    w = width[0]
-    sb = e * (g * g + 2)
-    ib = e * cap
-    r = _crossings(xy, base, n, w, g, start, sb, items, ib, cap)
-    cnt = int(r[0])
+    cnt = _chain_crossings(xy, base, n, chain, chain_n, base)
     if cnt > 0:
         flags = flags | SELF_INTERSECTING
+    w = width[0]
     if w > 0.0:
+        sb = e * (g * g + 2)
+        ib = e * cap
         h = total / float(n)
         window = 0.5 * 3.14159265358979 * w
         w2 = w * w
-        cell = r[3]
+        ext = wp.max(hi[0] - lo[0], hi[1] - lo[1])
+        cell = wp.max(wp.max(ext / float(g), w), 1.0e-20)
+        inv = 1.0 / cell
+        gx = wp.clamp(int((hi[0] - lo[0]) * inv) + 1, 1, g)
+        gy = wp.clamp(int((hi[1] - lo[1]) * inv) + 1, 1, g)
+        built = _grid_build(
+            xy, base, n, lo[0], lo[1], inv, gx, gy, start, sb, items, ib, cap, vcell, base
+        )
         bad = wp.int32(0)
-        if cell < 0.0:
+        if built < 0:
             for i in range(n):
                 for j in range(i + 1, n):
                     d = wp.min(j - i, n - (j - i))
                     if float(d) * h > window and wp.length_sq(xy[base + i] - xy[base + j]) < w2:
                         bad = wp.int32(1)
         else:
-            inv = 1.0 / cell
-            bb = _bounds(xy, base, n)
-            gx = wp.clamp(int((bb[2] - bb[0]) * inv) + 1, 1, g)
-            gy = wp.clamp(int((bb[3] - bb[1]) * inv) + 1, 1, g)
             for i in range(n):
                 if bad != 0:
                     break
                 p = xy[base + i]
-                pcx = wp.clamp(int((p[0] - r[1]) * inv), 0, gx - 1)
-                pcy = wp.clamp(int((p[1] - r[2]) * inv), 0, gy - 1)
+                vc = vcell[base + i]
+                pcx = vc & _MASK16
+                pcy = vc >> 16
                 for cy in range(wp.max(pcy - 1, 0), wp.min(pcy + 2, gy)):
                     for cx in range(wp.max(pcx - 1, 0), wp.min(pcx + 2, gx)):
                         cc = cy * gx + cx
