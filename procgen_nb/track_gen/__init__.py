@@ -9,17 +9,23 @@ checks one against the contract.
 
 from __future__ import annotations
 
-from . import exec, ops, plugin, presets, testing
+from . import exec, gates, ops, plugin, presets, testing
 from .config import TrackGenConfig, ValidityParams
+from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
 
 __all__ = [
+    "Course",
+    "GateGenConfig",
+    "GateGenerator",
     "REASONS",
     "TrackGenConfig",
     "TrackGenerator",
     "TrackResult",
     "ValidityParams",
+    "build",
     "exec",
+    "gates",
     "ops",
     "plugin",
     "presets",

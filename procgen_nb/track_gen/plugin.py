@@ -159,10 +159,8 @@ def _kind_of(spec: Any) -> str:
         return "generator"
     if isinstance(spec, GateGeneratorSpec):
         return "gate_generator"
-    if isinstance(spec, type) and issubclass(spec, Stage):
-        return "generator" if spec.phase == "generate" else "stage"
-    if isinstance(spec, Stage):
-        return "generator" if spec.phase == "generate" else "stage"
+    if (isinstance(spec, type) and issubclass(spec, Stage)) or isinstance(spec, Stage):
+        return {"generate": "generator", "anchors": "gate_generator"}.get(spec.phase, "stage")
     raise GeneratorError(
         f"registry.add spec: expected a Stage subclass, a GeneratorSpec or a GateGeneratorSpec, "
         f"got {spec!r}"
@@ -312,9 +310,11 @@ class Registry:
             if self._builtins_loaded:
                 return
             self._builtins_loaded = True
+            from .gates import register_builtins as register_gate_builtins
             from .generators import register_builtins
 
             register_builtins(self)
+            register_gate_builtins(self)
 
     def _check_kind(self, kind: str) -> None:
         if kind not in self.KINDS:

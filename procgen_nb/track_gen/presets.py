@@ -37,4 +37,6 @@ def track(
     return TrackGenerator(cfg)
 
 
-__all__ = ["track"]
+from .gates.presets import gates  # noqa: E402  (gates builds on this module's track)
+
+__all__ = ["gates", "track"]

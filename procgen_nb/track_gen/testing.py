@@ -345,4 +345,14 @@ def check_all(**kwargs: Any) -> dict[str, ConformanceReport]:
     }
 
 
-__all__ = ["Check", "ConformanceError", "ConformanceReport", "check_all", "check_generator"]
+from .gates.testing import check_all_gates, check_gate_generator  # noqa: E402  (uses this module)
+
+__all__ = [
+    "Check",
+    "ConformanceError",
+    "ConformanceReport",
+    "check_all",
+    "check_all_gates",
+    "check_gate_generator",
+    "check_generator",
+]

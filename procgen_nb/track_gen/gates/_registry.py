@@ -1,8 +1,7 @@
 """Gate generators in ``plugin.registry``: adding anchors Stages and looking one up.
 
 The registry's ``"gate_generator"`` kind holds anchors Stages and ``GateGeneratorSpec``s.
-``add_gate_stage`` files an anchors Stage under that kind even where the registry's own
-kind rule files every non-generator Stage under ``"stage"``.
+``add_gate_stage`` adds one after checking that it is a gate generator.
 """
 
 from __future__ import annotations
@@ -10,8 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ...errors import DuplicateSpecError, GeneratorError
-from ..plugin import GateGeneratorSpec, Registry, _describe, _kind_of, registry
+from ...errors import GeneratorError
+from ..plugin import GateGeneratorSpec, Registry, registry
 from .stage import is_gate_stage
 
 KIND = "gate_generator"
@@ -33,20 +32,7 @@ def add_gate_stage(
             f"gate generator: expected an anchors Stage (phase='anchors') or a "
             f"GateGeneratorSpec, got {spec!r}"
         )
-    kind = _kind_of(spec)
-    if kind != KIND:
-        taken = registry._specs[KIND].get(spec.name)
-        if taken is not None and taken is not spec and not replace:
-            raise DuplicateSpecError(
-                f"registry.add {KIND} {spec.name!r}: expected a new name or replace=True, "
-                f"got a duplicate of {_describe(taken)}"
-            )
     registry.add(spec, replace=replace, _builtin=builtin)
-    if kind != KIND:
-        with registry._lock:
-            if registry._specs[kind].get(spec.name) is spec:
-                del registry._specs[kind][spec.name]
-            registry._specs[KIND][spec.name] = spec
     return spec
 
 
