@@ -55,6 +55,7 @@ def __getattr__(name: str):
         return getattr(mod, attr) if attr else mod
     raise AttributeError(f"module 'procgen_nb' has no attribute {name!r}")
 
+
 __all__ = [
     "AssetError",
     "BindingError",

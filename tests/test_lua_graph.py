@@ -67,5 +67,7 @@ def test_lua_error_names_node_and_op():
 
     g = pg.Graph("err")
     g.add("bad", bad)
-    with pytest.raises(pg.CookError, match=r"node 'bad' \(bad\) failed in op cpu.call: LuaError: .*boom"):
+    with pytest.raises(
+        pg.CookError, match=r"node 'bad' \(bad\) failed in op cpu.call: LuaError: .*boom"
+    ):
         g.cook()

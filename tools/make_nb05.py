@@ -71,7 +71,7 @@ for scale in (1.0, 2.0):
     print(r["table"], [kind for kind, _ in r.report.node("table").events])
 print("Lua ran", g2._lua_state().env.calls, "time")''')
 md("""## A digest re-cooks only when the state it reads moves""")
-code('''@pg.node
+code("""@pg.node
 def enemies():
     got = ops.cpu.read(fn="function() return #world.enemies end", args=[],
                        digest="function() return world.version end", returns=["Number"])
@@ -85,14 +85,14 @@ g3._lua_state().execute("world.enemies[4] = 4")          # moved, but the digest
 print(g3.cook()["enemies"], g3.cook().report.reused)
 g3._lua_state().execute("world.version = 2")              # the digest moved: cook again
 r = g3.cook()
-print(r["enemies"], r.report.cooked, r.report.node("enemies").events[0])''')
+print(r["enemies"], r.report.cooked, r.report.node("enemies").events[0])""")
 md("""## A count that outgrows its room
 `device.bound` with no capacity measures the count once (a wait in the report) and allots
 twice it in powers of two. Cooks that change only a dynamic value replay the recording with
 no readback; a replay whose count outgrew the room is clamped, and the next cook finds its
 guard word (read without waiting), lets the recording go and records again with four
 times the room.""")
-code('''INSIDE = asset.resolve("procgen/inside", "computeShader")
+code("""INSIDE = asset.resolve("procgen/inside", "computeShader")
 COMPACT = asset.resolve("procgen/compact", "computeShader")
 SCAN = asset.resolve("procgen/scan", "computeShader")
 pts = np.random.default_rng(5).uniform(-1, 1, size=(4000, 2)).astype(np.float32)
@@ -129,7 +129,7 @@ show(g4.cook(params={"kept.radius": 0.2}), "plan at r=0.2")
 show(g4.cook(params={"kept.radius": 0.25}), "replay at r=0.25")
 show(g4.cook(params={"kept.radius": 0.6}), "replay at r=0.6 (outgrows)")
 show(g4.cook(params={"kept.radius": 0.6}), "next cook finds the guard")
-print(g4.last.report.to_text(timing=False))''')
+print(g4.last.report.to_text(timing=False))""")
 nb = nbf.v4.new_notebook(cells=cells)
 nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
 nbf.write(nb, "notebooks/05_lua_and_guards.ipynb")
