@@ -95,7 +95,9 @@ class CookRecording:
         self._dynamic_fills = [
             (i, key_of(e[2])) for i, e in enumerate(self.log) if e[0] == "fill" and key_of(e[2])
         ]
-        self.mode = "launches" if (self._dynamic_args or self._dynamic_fills) else "graph"
+        # dynamic values in device words (fills) are written before a graph replay; dynamic
+        # launch params need recorded launches, whose params are set before each replay
+        self.mode = "launches" if self._dynamic_args else "graph"
         self._graph: Any = None
         self._launches: dict[int, Any] = {}
         self._host_guards: list[np.ndarray] = []
@@ -112,9 +114,11 @@ class CookRecording:
             if ctx is None:
                 self._graph = False
                 return
+            hoisted = {i for i, _ in self._dynamic_fills}
             with wp.ScopedCapture(device=ctx.device, stream=ctx.stream) as cap:
-                for e in self.log:
-                    _issue(e)
+                for i, e in enumerate(self.log):
+                    if i not in hoisted:
+                        _issue(e)
             self._graph = cap.graph
         else:
             for i, e in enumerate(self.log):
@@ -134,6 +138,8 @@ class CookRecording:
         if self._graph is None and not self._launches:
             self._build()
         if self.mode == "graph":
+            for i, key in self._dynamic_fills:
+                _set_word(self.log[i][1], values[key])
             if self._graph:
                 wp.capture_launch(self._graph)
         else:
@@ -174,6 +180,14 @@ class CookRecording:
         if any(g.word.device.is_cuda for g in self.guards):
             wp.synchronize()
         return [g for g, h in zip(self.guards, self._host_guards) if int(h.numpy()[0]) != 0]
+
+
+def _set_word(arr: wp.array, value: Any) -> None:
+    """Writes a dynamic value into a device array before a replay (host memory on the CPU)."""
+    if arr.device.is_cpu:
+        arr.numpy()[...] = value  # the array's own memory: no launch, no copy
+    else:
+        arr.fill_(value)
 
 
 def _issue(e: tuple) -> None:

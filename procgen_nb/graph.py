@@ -156,6 +156,7 @@ class Graph:
         self._recording: CookRecording | None = None
         self._guard_note: list[str] = []
         self._time, self._frame = 0.0, 0
+        self._params: dict[str, Field] | None = None
         self._nodes: dict[str, _Instance] = {}
         self._state: dict[str, _State] = {}
         self._memo: dict[Any, Any] = {}
@@ -199,6 +200,7 @@ class Graph:
                         f"{list(self._nodes)}, got {src!r}"
                     )
         self._nodes[name] = _Instance(name, nd, dict(inputs))
+        self._params = None
         for pname, f in nd.Params.fields().items():
             self.values.setdefault(f"{name}.{pname}", f.default)
         return name
@@ -210,11 +212,14 @@ class Graph:
 
     def params(self) -> dict[str, Field]:
         """Returns every declared parameter as ``"node.param" -> Field``."""
+        if self._params is not None:
+            return dict(self._params)
         out = {}
         for name, inst in self._nodes.items():
             for pname, f in inst.node.Params.fields().items():
                 out[f"{name}.{pname}"] = f
-        return out
+        self._params = out
+        return dict(out)
 
     def set(self, **values: Any) -> None:
         """Sets parameter values by ``node__param=value`` (validated, kept for later cooks)."""
@@ -311,6 +316,7 @@ class Graph:
         if rec is None or any(n not in self._state for n in self._nodes):
             return None
         self._time, self._frame = float(time), int(frame)
+        dkeys: dict[str, tuple] = {}
         for name, inst in self._nodes.items():
             st = self._state[name]
             versions = [
@@ -325,18 +331,17 @@ class Graph:
             moved = {k for (k, v), (_, w) in zip(dkey, st.key[1]) if v != w}
             if moved - st.dyn_used:
                 return None  # the node used a moved dynamic value in Python: it plans again
-        same = all(
-            self._keys(n, i, values, [])[1] == self._state[n].key[1] for n, i in self._nodes.items()
-        )
+            dkeys[name] = dkey
+        same = all(dkeys[n] == self._state[n].key[1] for n in self._nodes)
         t0 = _time.perf_counter()
         with collect() as counted:
             if not same:
                 if not rec.fits(dyn):
                     return None
                 rec.replay(dyn)
-        for name, inst in self._nodes.items():
+        for name in self._nodes:
             st = self._state[name]
-            st.key = (st.key[0], self._keys(name, inst, values, [])[1])
+            st.key = (st.key[0], dkeys[name])
         dt = (_time.perf_counter() - t0) * 1000.0
         reports = [NodeReport(n, same, 0.0, Traffic(), replayed=not same) for n in self._nodes]
         if reports and not same:

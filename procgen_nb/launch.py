@@ -132,11 +132,7 @@ class LaunchContext:
     def zeros(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
         """Allocates a zeroed device array (refused while recording)."""
         self._no_alloc_while_recording("zeros")
-        arr = wp.zeros(shape, dtype=dtype, device=self.device)
-        log = _active_log.get()
-        if log is not None:  # a replay zeroes it again (appended counters start from 0)
-            log.append(("fill", arr, 0, self))
-        return arr
+        return wp.zeros(shape, dtype=dtype, device=self.device)
 
     def upload(self, values: Any, dtype: Any) -> wp.array:
         """Copies host values to a new device array of ``dtype``; counts one upload."""

@@ -381,8 +381,10 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
             ctx.copy(data, src.data)
         if b.appended:
             counter = ctx.zeros(1, wp.uint32)
-            if src.live is not None:
+            if src.live is not None:  # a later pass appends after what the earlier one did
                 ctx.copy(counter, src.live.words)
+            else:
+                ctx.fill(counter, 0)  # a replay counts from 0 again
             live = LiveCount(counter, data.shape[0])
             call.args[f"{bname}_count"] = counter
             call.counts[bname] = live
@@ -398,11 +400,14 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
         bname, size_spec, {**bind, bname: value} if value is not None else bind
     )
     data = ctx.zeros(n, dtype)
-    if b.init is not None and n:
-        ctx.fill(data, _init_value(b.init, element))
+    init = b.init if b.init is not None else (0 if b.access == "read_write" else None)
+    if init is not None and n:
+        # logged, so a replay starts from the same words (counters, folds, tables)
+        ctx.fill(data, _init_value(init, element))
     call.args[bname] = data
     if b.appended:
         counter = ctx.zeros(1, wp.uint32)
+        ctx.fill(counter, 0)  # a replay counts from 0 again
         call.args[f"{bname}_count"] = counter
         live = LiveCount(counter, n)
         call.counts[bname] = live
