@@ -155,8 +155,11 @@ class Graph:
         self.record = record
         self._recording: CookRecording | None = None
         self._guard_note: list[str] = []
+        self._pending_overrides: set[str] = set()
         self._time, self._frame = 0.0, 0
         self._params: dict[str, Field] | None = None
+        self._kernel_fields: dict[str, Field] = {}
+        self._kernel_overrides: set[str] = set()
         self._nodes: dict[str, _Instance] = {}
         self._state: dict[str, _State] = {}
         self._memo: dict[Any, Any] = {}
@@ -218,8 +221,27 @@ class Graph:
         for name, inst in self._nodes.items():
             for pname, f in inst.node.Params.fields().items():
                 out[f"{name}.{pname}"] = f
+        out.update(self._kernel_fields)
         self._params = out
         return dict(out)
+
+    def kernel_params(self) -> dict[str, Field]:
+        """Returns the kernel-level parameters found by the cooks so far.
+
+        Every ``device.kernel`` call of a node offers the uniforms the node gave it and its
+        specialize options (COUNT aside) as ``"node.<site>.<name>"`` (``site`` is the
+        kernel's name, ``inside``, then ``inside#2`` for its second call in the node). Set
+        one like any parameter: it then overrides what the node passes, until
+        ``clear_kernel_overrides()``.
+        """
+        return dict(self._kernel_fields)
+
+    def clear_kernel_overrides(self) -> None:
+        """Lets every node pass its own uniforms and specialize options again."""
+        self._kernel_overrides.clear()
+        for node in {k.split(".")[0] for k in self._kernel_fields}:
+            self._state.pop(node, None)
+        self._recording = None
 
     def set(self, **values: Any) -> None:
         """Sets parameter values by ``node__param=value`` (validated, kept for later cooks)."""
@@ -236,6 +258,37 @@ class Graph:
             node_name = key.split(".")[0]
             out[key] = fields[key].check(value, f"{node_name}")
         return out
+
+    def _learn_kernel_params(self, found: list[tuple[str, tuple]]) -> None:
+        """Adds the kernel-level params the cooked nodes offered; shows what they passed."""
+        added = False
+        for node_name, (site, identity, uniforms, specs, options) in found:
+            for uname, v in uniforms.items():
+                key = f"{node_name}.{site}.{uname}"
+                typ = float if isinstance(v, float) else int
+                if key not in self._kernel_fields:
+                    f = Field(default=typ(v), type=typ, doc=f"uniform {uname} of {identity}")
+                    f.name = key.split(".", 1)[1]
+                    self._kernel_fields[key] = f
+                    added = True
+                if key not in self._kernel_overrides:
+                    self.values[key] = typ(v)
+            for sname, sv in specs.items():
+                key = f"{node_name}.{site}.{sname}"
+                if key not in self._kernel_fields:
+                    f = Field(
+                        default=str(sv),
+                        type=str,
+                        choices=list(options[sname]),
+                        doc=f"specialize {sname} of {identity}",
+                    )
+                    f.name = key.split(".", 1)[1]
+                    self._kernel_fields[key] = f
+                    added = True
+                if key not in self._kernel_overrides:
+                    self.values[key] = str(sv)
+        if added:
+            self._params = None
 
     def _lua_state(self) -> Any:
         if self._lua is None:
@@ -266,6 +319,14 @@ class Graph:
         """
         with self._lock:
             values = self._checked(dict(params or {}))
+            # a kernel-level param given at the value it shows changes nothing (a form sends
+            # every value back); a new value overrides what the node passes
+            overrides = self._kernel_overrides | {
+                k
+                for k in set(params or {}) & set(self._kernel_fields)
+                if values[k] != self.values.get(k)
+            }
+            self._pending_overrides = overrides
             dyn = self._dynamic_values(values, time, frame)
             self._check_guards()
             replay = self._try_replay(values, dyn, time, frame)
@@ -287,6 +348,9 @@ class Graph:
             sorted(
                 (p, _hashable(values[f"{name}.{p}"])) for p, f in fields.items() if not f.dynamic
             )
+        )
+        static += tuple(
+            sorted((k, values[k]) for k in self._pending_overrides if k.split(".")[0] == name)
         )
         dyn = {f"{name}.{p}": values[f"{name}.{p}"] for p, f in fields.items() if f.dynamic}
         if nd.takes_time:
@@ -358,6 +422,7 @@ class Graph:
         outputs: dict[str, Any] = {}
         reports: list[NodeReport] = []
         totals = Traffic()
+        found: list[tuple[str, tuple]] = []
         t_all = _time.perf_counter()
         for name, inst in self._nodes.items():
             nd = inst.node
@@ -396,6 +461,10 @@ class Graph:
             if nd.takes_frame:
                 args["frame"] = dynamic(int(frame), "frame")
             scope = CookScope(name, self._memo, self._lua_state, time=time, frame=frame)
+            for key in self._pending_overrides:
+                node_name, site, pname = key.split(".", 2)
+                if node_name == name:
+                    scope.kernel_overrides.setdefault(site, {})[pname] = values[key]
             t0 = _time.perf_counter()
             try:
                 with collect() as counted, cook_scope(scope), logging() as log:
@@ -434,6 +503,7 @@ class Graph:
                 events = [("guard", n) for n in self._guard_note if repr(name) in n] + events
             reports.append(NodeReport(name, False, dt, counted, events))
             totals = totals + counted
+            found.extend((name, call) for call in scope.kernel_calls)
         report = CookReport(
             reports, totals, (_time.perf_counter() - t_all) * 1000.0, time=time, frame=frame
         )
@@ -442,6 +512,8 @@ class Graph:
                 _release(st.output)  # handles a replaced output held are released with it
         self._state = new_state
         self.values = dict(values)
+        self._kernel_overrides = set(self._pending_overrides)
+        self._learn_kernel_params(found)
         self._guard_note = []
         cookrun._counts.plans += 1
         self._recording = None

@@ -245,6 +245,14 @@ def kernel(
     dom = resolve_domain(domain, ctx)
     spec_given = dict(specialize or {})
     names = ref.spec.option_names()
+    scope = current_cook()
+    site = scope.kernel_site(ref.identity) if scope is not None else None
+    overrides = scope.kernel_overrides.get(site, {}) if scope is not None else {}
+    ref.options(spec_given)  # refuse a bad option the node gave before an override hides it
+    observed_spec = {k: spec_given.get(k, opts[0]) for k, opts in names.items() if k != "COUNT"}
+    for key in observed_spec:
+        if key in overrides:
+            spec_given[key] = overrides[key]
     if "COUNT" in names and "COUNT" not in spec_given:
         spec_given["COUNT"] = "device" if dom.live is not None else "plain"
     elif "COUNT" in names and spec_given.get("COUNT") == "plain" and dom.live is not None:
@@ -256,6 +264,10 @@ def kernel(
 
     # uniforms: given ones must be declared; step and auto names only where declared
     given = _spread_uniforms(dict(uniforms or {}), f"{ref.identity}: uniform")
+    if any(k in overrides for k in observed_spec):
+        # a graph-level override picked another variant: the node's uniforms that variant
+        # does not declare are left out
+        given = {k: v for k, v in given.items() if k in variant.uniforms}
     for name, value in given.items():
         if name not in variant.uniforms and name not in _AUTO_UNIFORMS:
             raise BindingError(
@@ -264,7 +276,10 @@ def kernel(
     for name, value in _spread_uniforms(dict(step or {}), f"{ref.identity}: step").items():
         if name in variant.uniforms:
             given.setdefault(name, value)
-    scope = current_cook()
+    if scope is not None:
+        observed = {k: v for k, v in given.items() if k in variant.uniforms}
+        scope.kernel_calls.append((site, ref.identity, observed, observed_spec, names))
+        given.update({k: v for k, v in overrides.items() if k in variant.uniforms})
     auto = {"zero_n": dom.n, "count": dom.number if dom.number is not None else dom.n}
     if scope is not None:
         auto.update(time=scope.time, frame=scope.frame)

@@ -51,6 +51,17 @@ class CookScope:
         self.guards: list[Any] = []
         self.words: list[Any] = []
         self._calls = 0
+        #: site -> {uniform or specialize key -> value} the graph's kernel-level params set
+        self.kernel_overrides: dict[str, dict[str, Any]] = {}
+        #: (site, identity, uniforms given, specialize options, option lists) per kernel call
+        self.kernel_calls: list[tuple] = []
+        self._sites: dict[str, int] = {}
+
+    def kernel_site(self, identity: str) -> str:
+        """Names a device.kernel call within the node: ``inside``, then ``inside#2``, ..."""
+        name = identity.split("/")[-1]
+        n = self._sites[name] = self._sites.get(name, 0) + 1
+        return name if n == 1 else f"{name}#{n}"
 
     def next_key(self, kind: str) -> tuple[str, str, int]:
         """Returns a key naming this op call within the node (stable from cook to cook)."""

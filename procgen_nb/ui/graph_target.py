@@ -37,6 +37,9 @@ class GraphTarget(Target):
         self._output = outputs
         fields = {k: dataclasses.replace(f, name=k) for k, f in graph.params().items()}
         self.params_class = params_class("GraphParams", fields, self.name)
+        kernel_params = getattr(graph, "kernel_params", None)
+        self._kernel_keys = set(kernel_params()) if callable(kernel_params) else set()
+        self._sent: dict[str, Any] = {}
 
     @property
     def initial(self) -> Params:
@@ -46,7 +49,16 @@ class GraphTarget(Target):
 
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
         progress(0.1, "cooking the graph")
-        result, ms, tr = _timed(lambda: self.graph.cook(params=params.to_dict()))
+        # a kernel-level parameter overrides what its node passes once it is set, so send
+        # one only when the person changed it in the form (node params are sent as they are)
+        values = params.to_dict()
+        given = {
+            k: v
+            for k, v in values.items()
+            if k not in self._kernel_keys or (k in self._sent and self._sent[k] != v)
+        }
+        result, ms, tr = _timed(lambda: self.graph.cook(params=given))
+        self._sent = values
         progress(0.85, "reading back")
         outputs = dict(getattr(result, "outputs", {}) or {})
         if self._output is not None:

@@ -254,3 +254,28 @@ def test_explore_one_output_of_a_graph():
         assert set(frame.points) == {"kept"} and set(frame.counts) == {"kept"}
     finally:
         v.close()
+
+
+def test_explore_a_cooked_graph_shows_kernel_params_and_node_params_still_reach_kernels():
+    def inside(r):
+        pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
+        return int(np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(r)))
+
+    g = build_demo_graph()
+    g.cook()  # finds the kernel-level parameters
+    v = explore(g, min_interval=0.0)
+    try:
+        v.wait(60)
+        assert {"keep.inside.radius", "keep.inside.SHAPE", "kept.gather.TYPE"} <= set(
+            v.form.controls
+        )
+        v.form.widget("keep.radius").value = 0.3  # a node param: the kernel follows it
+        assert v.wait(60).counts["kept"] == inside(0.3)
+        v.form.widget("keep.radius").value = 0.5
+        assert v.wait(60).counts["kept"] == inside(0.5)
+        v.form.widget("keep.inside.radius").value = 0.2  # a kernel param: it overrides the node
+        assert v.wait(60).counts["kept"] == inside(0.2)
+        v.form.widget("keep.radius").value = 0.9
+        assert v.wait(60).counts["kept"] == inside(0.2)
+    finally:
+        v.close()
