@@ -96,10 +96,11 @@ def as_stage(spec: Any) -> Stage:
     raise GeneratorError(f"generator: expected a Stage or a GeneratorSpec, got {spec!r}")
 
 
-def resolve_params(stage: Stage, config: TrackGenConfig) -> Params | None:
+def resolve_params(stage: Stage, config: Any, base: type = TrackGenConfig) -> Params | None:
     """Returns the stage's validated Params instance from ``config.generator_params``.
 
-    A ``TrackGenConfig`` subclass without ``generator_params`` is read with ``from_legacy``.
+    A subclass of ``base`` (``TrackGenConfig``, or ``GateGenConfig`` for a gate generator)
+    without ``generator_params`` is read with ``from_legacy``.
 
     Raises:
         GeneratorError: values the Params class refuses, or params for a generator without
@@ -115,7 +116,7 @@ def resolve_params(stage: Stage, config: TrackGenConfig) -> Params | None:
             f"generator_params of {name!r}: expected none (it has no Params class), got {gp!r}"
         )
     try:
-        if gp is None and type(config) is not TrackGenConfig:
+        if gp is None and type(config) is not base:
             return pcls.from_legacy(config)
         return pcls.resolve(gp)
     except ParamsError as exc:

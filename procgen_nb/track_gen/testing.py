@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -274,52 +274,16 @@ def check_generator(
     )
 
     # no allocation or readback inside a capturable call; it records
-    if host:
-        add(Check("no allocation or readback", True, "HOST generator: runs eagerly each call"))
-    else:
-        problems = []
-        if w.allocs:
-            problems.append(f"{w.allocs} allocation(s)")
-        if w.readbacks:
-            problems.append(f"{w.readbacks} readback(s)")
-        try:
-            ctx.record(lambda: tg._gen_enqueue(ctx))
-        except Exception as exc:  # reported
-            problems.append(f"recording failed: {type(exc).__name__}: {exc}")
-        add(Check("no allocation or readback", not problems, "; ".join(problems) or "records"))
-
+    add(_capture_check(host, w, ctx, lambda: tg._gen_enqueue(ctx)))
     # stream discipline
     legacy = isinstance(stage, _SpecStage) and not stage.spec.accepts_ctx
-    if legacy:
-        add(
-            Check(
-                "stream discipline",
-                True,
-                f"legacy plugin (accepts_ctx=False): {w.direct} direct call(s) run inside "
-                "ctx.scope(); set accepts_ctx=True",
-            )
-        )
-    else:
-        names = sorted(set(w.direct_names))
-        add(
-            Check(
-                "stream discipline",
-                w.direct == 0,
-                f"{w.direct} call(s) bypassed ctx: {names}" if w.direct else "all work via ctx",
-            )
-        )
-
+    add(_stream_check(legacy, w))
     # determinism per seed
     fp1 = tg.generate().fingerprint()
     fp2 = TrackGenerator(cfg, generator=spec_or_stage).generate().fingerprint()
     other = dataclasses.replace(cfg, seed=seed + 1000003)
     fp3 = TrackGenerator(other, generator=spec_or_stage).generate().fingerprint()
-    det = []
-    if fp1 != fp2:
-        det.append("same config gave different bytes")
-    if fp1 == fp3:
-        det.append("another seed gave the same bytes")
-    add(Check("determinism", not det, "; ".join(det) or f"sha256 {fp1[:16]}"))
+    add(_determinism_check(fp1, fp2, fp3))
 
     # provides
     if "ccw" in stage.provides:
@@ -343,6 +307,49 @@ def check_all(**kwargs: Any) -> dict[str, ConformanceReport]:
         n: check_generator(registry.get("generator", n), **kwargs)
         for n in registry.available("generator")
     }
+
+
+def _capture_check(host: bool, w: Any, ctx: Any, enqueue: Callable[[], None]) -> Check:
+    """The "no allocation or readback" check: none seen by ``w``, and ``enqueue`` records."""
+    if host:
+        return Check("no allocation or readback", True, "HOST generator: runs eagerly each call")
+    problems = []
+    if w.allocs:
+        problems.append(f"{w.allocs} allocation(s)")
+    if w.readbacks:
+        problems.append(f"{w.readbacks} readback(s)")
+    try:
+        ctx.record(enqueue)
+    except Exception as exc:  # reported
+        problems.append(f"recording failed: {type(exc).__name__}: {exc}")
+    return Check("no allocation or readback", not problems, "; ".join(problems) or "records")
+
+
+def _stream_check(legacy: bool, w: Any) -> Check:
+    """The stream discipline check: every launch, copy and fill went through ``ctx``."""
+    if legacy:
+        return Check(
+            "stream discipline",
+            True,
+            f"legacy plugin (accepts_ctx=False): {w.direct} direct call(s) run inside "
+            "ctx.scope(); set accepts_ctx=True",
+        )
+    names = sorted(set(w.direct_names))
+    return Check(
+        "stream discipline",
+        w.direct == 0,
+        f"{w.direct} call(s) bypassed ctx: {names}" if w.direct else "all work via ctx",
+    )
+
+
+def _determinism_check(fp1: str, fp2: str, fp3: str) -> Check:
+    """Same config, same bytes (``fp1 == fp2``); another seed, other bytes (``fp1 != fp3``)."""
+    det = []
+    if fp1 != fp2:
+        det.append("same config gave different bytes")
+    if fp1 == fp3:
+        det.append("another seed gave the same bytes")
+    return Check("determinism", not det, "; ".join(det) or f"sha256 {fp1[:16]}")
 
 
 from .gates.testing import check_all_gates, check_gate_generator  # noqa: E402  (uses this module)

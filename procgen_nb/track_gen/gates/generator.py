@@ -37,6 +37,7 @@ from ...params import Params
 from .. import ops
 from ..exec import LaunchContext, StageBuilder
 from ..ops import _kernels as _ok
+from ..pipeline import resolve_params
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
 from ._registry import lookup
@@ -166,19 +167,7 @@ def resolve_gate_params(stage: Stage, config: GateGenConfig) -> Params | None:
     Raises:
         GeneratorError: values the Params class refuses, or params for a generator without one.
     """
-    pcls, gp, name = stage.Params, config.generator_params, stage.name
-    if pcls is None:
-        if gp is None or (isinstance(gp, Mapping) and not gp):
-            return None
-        raise GeneratorError(
-            f"generator_params of {name!r}: expected none (it has no Params class), got {gp!r}"
-        )
-    try:
-        if gp is None and type(config) is not GateGenConfig:
-            return pcls.from_legacy(config)
-        return pcls.resolve(gp)
-    except ParamsError as exc:
-        raise GeneratorError(f"generator_params of {name!r}: {exc}") from exc
+    return resolve_params(stage, config, base=GateGenConfig)
 
 
 class GateGenerator:

@@ -102,7 +102,14 @@ def check_gate_generator(
     Returns:
         A ``ConformanceReport``; nothing raises for a failed check (see ``raise_if_failed``).
     """
-    from ..testing import Check, ConformanceReport, _watching  # the kit's report types
+    from ..testing import (  # the kit's report types and shared checks
+        Check,
+        ConformanceReport,
+        _capture_check,
+        _determinism_check,
+        _stream_check,
+        _watching,
+    )
 
     stage = as_gate_stage(spec_or_stage)
     legacy = isinstance(stage, LegacyGateStage)
@@ -199,37 +206,8 @@ def check_gate_generator(
             f"wrote {touched}" if touched else f"writes {sorted(stage.writes)}",
         )
     )
-    if host:
-        add(Check("no allocation or readback", True, "HOST generator: runs eagerly each call"))
-    else:
-        found = []
-        if w.allocs:
-            found.append(f"{w.allocs} allocation(s)")
-        if w.readbacks:
-            found.append(f"{w.readbacks} readback(s)")
-        try:
-            ctx.record(lambda: gg._gen_enqueue(ctx))
-        except Exception as exc:  # reported
-            found.append(f"recording failed: {type(exc).__name__}: {exc}")
-        add(Check("no allocation or readback", not found, "; ".join(found) or "records"))
-    if legacy and not stage.spec.accepts_ctx:
-        add(
-            Check(
-                "stream discipline",
-                True,
-                f"legacy plugin (accepts_ctx=False): {w.direct} direct call(s) run inside "
-                "ctx.scope(); set accepts_ctx=True",
-            )
-        )
-    else:
-        names = sorted(set(w.direct_names))
-        add(
-            Check(
-                "stream discipline",
-                w.direct == 0,
-                f"{w.direct} call(s) bypassed ctx: {names}" if w.direct else "all work via ctx",
-            )
-        )
+    add(_capture_check(host, w, ctx, lambda: gg._gen_enqueue(ctx)))
+    add(_stream_check(bool(legacy and not stage.spec.accepts_ctx), w))
 
     # determinism per seed
     fp1 = gg.generate().fingerprint()
@@ -237,12 +215,7 @@ def check_gate_generator(
     other = dataclasses.replace(cfg, seed=seed + 1000003)
     track2 = _track_for(stage, num_envs, device, seed + 1000003)
     fp3 = GateGenerator(other, generator=stage, track=track2).generate().fingerprint()
-    det = []
-    if fp1 != fp2:
-        det.append("same config gave different bytes")
-    if fp1 == fp3:
-        det.append("another seed gave the same bytes")
-    add(Check("determinism", not det, "; ".join(det) or f"sha256 {fp1[:16]}"))
+    add(_determinism_check(fp1, fp2, fp3))
 
     # orderings
     found = []
