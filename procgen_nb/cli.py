@@ -31,29 +31,29 @@ def _demo(out: str, n: int, seed: int, radius: float, shape: str) -> int:
     )["values"]
     pts = np.array([[p["x"], p["y"]] for p in got["all"]]).reshape(-1, 2)
     kept = np.array([[p["x"], p["y"]] for p in got["kept"]]).reshape(-1, 2)
-    panels = 1
-    tracks = None
-    try:
-        from .track_gen import presets
+    from .plot import plot_gates, plot_tracks
+    from .track_gen.gates import build
 
-        gen = presets.track(generator="polar", num_envs=16, num_points=128, seed=seed)
-        res = gen.generate()
-        tracks = (res.xy.numpy().reshape(16, 128, 2), res.valid.numpy())
-        panels = 2
-    except ImportError:
-        pass
-    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 6), squeeze=False)
+    course = build(16, generator="polar", gate_generator="arc_length", num_points=128, seed=seed)
+    data = course.numpy()
+    valid_courses = course.num_valid()  # the live count of valid courses (one word read)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6), squeeze=False)
     ax = axes[0, 0]
     ax.scatter(pts[:, 0], pts[:, 1], s=2, c="0.8", label=f"points ({len(pts)})")
     ax.scatter(kept[:, 0], kept[:, 1], s=3, c="tab:blue", label=f"kept ({got['count']})")
     ax.set_aspect("equal")
     ax.set_title(f"{shape} r={radius}: live count {got['count']}, scan total {got['total'][0]}")
     ax.legend(loc="upper right")
-    if tracks is not None:
-        from .plot import draw_tracks
-
-        draw_tracks(axes[0, 1], tracks[0], tracks[1])
-        axes[0, 1].set_title(f"polar tracks: {int(tracks[1].sum())}/16 valid")
+    grid = plot_tracks(data["xy"], data["valid"], ax=axes[0, 1])
+    plot_gates(
+        data["gate_position"],
+        data["gate_count"],
+        ax=axes[0, 1],
+        layout=grid,
+        heading=data["gate_heading"],
+    )
+    gates = int(np.sum(data["gate_count"]))
+    axes[0, 1].set_title(f"polar courses: {valid_courses}/16 valid, {gates} arc-length gates")
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
