@@ -8,6 +8,15 @@
 - ``warp_pipeline``, ``warp_generate``, ``warp_generate_hull``: the helpers of 0.1 track
   plugins with their old names and parameter lists, delegating to ``track_gen.ops``
   (silent); ``warp_pipeline.GenScratch`` moved to ``warp_generate.GenScratch`` (warns).
+- The built-in generators' 0.1 module functions, with their former signatures (silent;
+  the registered generators are Stages that no longer call them):
+  ``warp_generate.generate_centerline_warp`` / ``bezier_alloc_scratch``,
+  ``warp_generate_hull.generate_hull_warp`` / ``hull_alloc_scratch``,
+  ``warp_generate_polar``, ``warp_generate_voronoi``, ``warp_generate_checkpoint``,
+  ``warp_generate_repulsive`` (its docstring is the repulsive generator's design),
+  ``warp_zprofile.apply_z_profile`` / ``apply_z_profile_knots``, and the sampling helpers
+  ``sample_polar_controls``, ``sample_checkpoint_rings``, ``select_voronoi_anchors`` with
+  their ``*_per_env`` forms.
 
 Port a plugin with the table of "Legacy _src helpers" and drop these imports.
 """
@@ -19,6 +28,11 @@ __all__ = [
     "generator_registry",
     "warp_gate",
     "warp_generate",
+    "warp_generate_checkpoint",
     "warp_generate_hull",
+    "warp_generate_polar",
+    "warp_generate_repulsive",
+    "warp_generate_voronoi",
     "warp_pipeline",
+    "warp_zprofile",
 ]

@@ -1,4 +1,8 @@
-"""The 0.1 ``warp_generate`` sampling helpers and ``GenScratch`` (deprecated, silent).
+"""The 0.1 ``warp_generate`` helpers, ``GenScratch`` and the bezier generator (deprecated).
+
+``generate_centerline_warp`` / ``bezier_alloc_scratch`` are the bezier generator's 0.1
+module functions (silent), writing the bytes of the registered ``bezier`` Stage. The
+sampling helpers:
 
 - ``corner_count_sample_inplace``: ``ops.sample_counts`` (stream ``bezier.count``);
 - ``corner_sample_inplace``: ``ops.grid_cells`` and ``ops.sample_grid_points`` (streams
@@ -116,7 +120,7 @@ __all__ = [
 import math  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
-from ...errors import GeneratorError  # noqa: E402
+from ...errors import GeneratorError, ParamsError  # noqa: E402
 from ...params import Params  # noqa: E402
 from ..exec import LaunchContext  # noqa: E402
 from ..generators import Bezier  # noqa: E402
@@ -165,16 +169,22 @@ def _legacy_ctx(config: Any, ctx: Any) -> Any:
 
 
 def _builtin_params(stage_cls: type, config: Any) -> Params:
-    """Returns the Stage's Params resolved from ``config`` the way the pipeline resolves them."""
-    gp = getattr(config, "generator_params", None)
-    if isinstance(gp, stage_cls.Params):
-        return gp
+    """Returns the Stage's Params resolved from ``config`` the way the pipeline resolves them
+    (a config object without ``generator_params`` is read with ``from_legacy``)."""
     for attr in ("num_envs", "num_points", "scale"):
         if not hasattr(config, attr):
             raise GeneratorError(
                 f"{stage_cls.name} config: expected a TrackGenConfig (num_envs, num_points, "
                 f"scale, device), got {type(config).__name__} without {attr!r}"
             )
+    gp = getattr(config, "generator_params", None)
+    if isinstance(gp, stage_cls.Params):
+        return gp
+    if not hasattr(config, "generator_params"):
+        try:
+            return stage_cls.Params.from_legacy(config)
+        except ParamsError as exc:
+            raise GeneratorError(f"generator_params of {stage_cls.name!r}: {exc}") from exc
     return resolve_params(stage_cls(), config)
 
 
@@ -269,6 +279,16 @@ def _finish_builtin(ctx: Any, scratch: BuiltinScratch, out_centerline: wp.array,
             ctx, scratch.raw_xy, out_centerline, scratch.arc, E, raw, N, scratch.count, None
         )
     debug_sync(ctx)
+
+
+def _seeds_ctx(who: str, seeds_wp: Any, ctx: Any) -> tuple[Any, int]:
+    """Checks ``seeds_wp`` and returns ``(ctx or a LaunchContext on its device, E)``."""
+    if not isinstance(seeds_wp, wp.array) or seeds_wp.dtype != wp.int32 or seeds_wp.ndim != 1:
+        raise GeneratorError(
+            f"{who} seeds_wp: expected a 1-d int32 wp.array, got {type(seeds_wp).__name__} "
+            f"{getattr(seeds_wp, 'dtype', '')}".rstrip()
+        )
+    return (ctx if ctx is not None else LaunchContext(str(seeds_wp.device))), seeds_wp.shape[0]
 
 
 def _field_int(who: str, name: str, value: Any, pcls: type[Params], field: str) -> int:

@@ -34,8 +34,8 @@ from .warp_generate import (
     _field_float,
     _field_int,
     _finish_builtin,
+    _seeds_ctx,
 )
-from .warp_generate_polar import _seeds_ctx
 
 # portable bytes: no host-specific ISA flags, no FMA contraction (as the Stages' kernels)
 wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})

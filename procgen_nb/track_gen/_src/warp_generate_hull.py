@@ -1,4 +1,7 @@
-"""The 0.1 ``warp_generate_hull`` sampling helpers (deprecated, silent).
+"""The 0.1 ``warp_generate_hull`` helpers and the hull generator (deprecated, silent).
+
+``generate_hull_warp`` / ``hull_alloc_scratch`` are the hull generator's 0.1 module
+functions, writing the bytes of the registered ``hull`` Stage. The sampling helpers:
 
 - ``point_count_sample_inplace``: ``ops.sample_counts`` (stream ``hull.count``);
 - ``point_sample_inplace``: ``ops.grid_cells`` and ``ops.sample_grid_points`` with full

@@ -20,8 +20,7 @@ from typing import Any
 
 import warp as wp
 
-from ...errors import GeneratorError
-from ..exec import LaunchContext, salt
+from ..exec import salt
 from ..generators import Polar, PolarParams
 from ..generators import _kernels as _gk
 from ..ops.funcs import rand01, stream_key
@@ -35,6 +34,7 @@ from .warp_generate import (
     _field_float,
     _field_int,
     _finish_builtin,
+    _seeds_ctx,
 )
 
 # portable bytes: no host-specific ISA flags, no FMA contraction (as the Stages' kernels)
@@ -100,15 +100,6 @@ def _polar_ctrl_per_env_k(
     e = tid // lobes
     j = _clamp_to(jitter[e], lo, hi)
     _polar_control(seeds[e], salt_r, salt_a, e, tid - e * lobes, j, radii, phase, lobes)
-
-
-def _seeds_ctx(who: str, seeds_wp: Any, ctx: Any) -> tuple[Any, int]:
-    if not isinstance(seeds_wp, wp.array) or seeds_wp.dtype != wp.int32 or seeds_wp.ndim != 1:
-        raise GeneratorError(
-            f"{who} seeds_wp: expected a 1-d int32 wp.array, got {type(seeds_wp).__name__} "
-            f"{getattr(seeds_wp, 'dtype', '')}".rstrip()
-        )
-    return (ctx if ctx is not None else LaunchContext(str(seeds_wp.device))), seeds_wp.shape[0]
 
 
 def sample_polar_controls(
