@@ -7,13 +7,13 @@ capacity and a live count held in a one-word device buffer (``_capacity``/``_liv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
-from .errors import BindingError, UploadError
+from .errors import BindingError
 
 #: element type name -> (warp dtype, lanes, word kind)
 ELEMENT_TYPES: dict[str, tuple[Any, int, str]] = {
@@ -257,21 +257,3 @@ def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> C
     else:
         arr = arr.reshape(-1)
     return Column(ctx.upload(arr, dtype), type)
-
-
-def iter_columns(obj: Any) -> Iterable[tuple[str, Column]]:
-    """Yields (name, Column) of a Record/Domain/mapping of columns."""
-    for k, v in dict(obj).items():
-        if isinstance(v, Column):
-            yield k, v
-
-
-def _np_word(word: str) -> Any:
-    return _NP[word]
-
-
-def _uploaded(values: Any, type: str, device: str) -> Column:
-    try:
-        return column_from_numpy(values, type, device)
-    except (TypeError, ValueError) as e:  # numpy refusing the values
-        raise UploadError(f"values: expected numbers for a {type} column, got {values!r}") from e

@@ -123,7 +123,6 @@ class _Call:
             )
         cols = [_as_column(table[n], f"{self.where(bname)} column {n!r}") for n in names]
         n = max((len(c) for c in cols), default=0)
-        rows: list[np.ndarray] = []
         # packing is a host-side layout step of columns already on the device: one copy per lane
         lanes = sum(c.lanes for c in cols)
         packed = self.ctx.zeros((lanes, n), wp.float32)
@@ -139,7 +138,6 @@ class _Call:
                 for lane in range(c.lanes):
                     self.ctx.launch(_lane_copy, len(c), [flat, lane, packed, row + lane])
             row += c.lanes
-        del rows
         return packed
 
     # -- outputs --------------------------------------------------------------------
