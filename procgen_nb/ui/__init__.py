@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from ._controls import FieldControl, control_class
+from .clipboard import CopyButton
 from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
 from .frame import Frame, Gates, ReportRow, frame_from, read_outputs, report_rows
@@ -24,6 +25,7 @@ from .worker import CookLoop
 
 __all__ = [
     "CookLoop",
+    "CopyButton",
     "CourseTarget",
     "ExploreView",
     "FieldControl",

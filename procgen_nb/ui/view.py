@@ -26,6 +26,7 @@ import traitlets
 from ..errors import ProcgenError
 from ..params import Params
 from . import _render
+from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
 from .targets import Target, as_target
@@ -87,11 +88,11 @@ class ExploreView(widgets.HBox):
         self.progress = widgets.FloatProgress(
             value=0.0, min=0.0, max=1.0, description="", layout=widgets.Layout(visibility="hidden")
         )
-        self.code_button = widgets.Button(
+        self.code_button = CopyButton(
             description="Copy as code",
-            icon="copy",
-            tooltip="write the current parameters as Python below (select it and copy)",
+            tooltip="copy the current parameters as Python code (shown below as well)",
         )
+        self.code_button.add_class("procgen-copy")
         self.code_area = widgets.Textarea(
             "", layout=widgets.Layout(width="100%", height="14em", display="none")
         )
@@ -115,6 +116,7 @@ class ExploreView(widgets.HBox):
         self.add_class("procgen-explore")
         self._loop = CookLoop(self._cook, min_interval=min_interval)
         self.form.observe(self._changed, names="value")
+        self.code_button.text = self.code()
         if cook:
             self._loop.request(self.form.value)
 
@@ -177,11 +179,19 @@ class ExploreView(widgets.HBox):
 
     # -- internals ----------------------------------------------------------------------
     def _changed(self, change: dict[str, Any]) -> None:
+        self.code_button.text = self.code()  # what a click in the browser copies
         self._loop.request(change["new"])
 
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
         self.code_area.layout.display = None
+        if self.code_button.copies:
+            err = self.code_button.error
+            self.status.value = (
+                f"<span>the browser did not copy ({html.escape(err)}): select the code below</span>"
+                if err
+                else "<span>copied the parameters as Python code</span>"
+            )
 
     def _progress(self, fraction: float, text: str) -> None:
         self.progress.value = max(0.0, min(1.0, fraction))

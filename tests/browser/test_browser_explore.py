@@ -234,6 +234,7 @@ def test_explore_notebook_follows_a_slider(lab):
                 headless=True,
                 args=CHROMIUM_FLAGS,
                 viewport={"width": 1400, "height": 1800},
+                permissions=["clipboard-read", "clipboard-write"],
             )
             ctx.set_default_timeout(30_000)
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
@@ -310,6 +311,17 @@ def _drive(page, lab: str, shot: pathlib.Path) -> None:
     )
     after_counts = counts.inner_text()
     after_digest = img.evaluate(_IMAGE_DIGEST)
+
+    # "Copy as code" writes the current parameters to the clipboard, as Python
+    lobes = readout.inner_text().strip()
+    view.locator(".procgen-copy-button").click()
+    page.wait_for_function(
+        "el => el.textContent.includes('copied the parameters')",
+        arg=status.element_handle(),
+        timeout=FOLLOW_S * 1000,
+    )
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert "presets.track(" in copied and f"'lobes': {lobes}," in copied, copied
     view.screenshot(path=str(shot))
     assert after_counts != before_counts
     assert after_digest != before_digest

@@ -279,3 +279,27 @@ def test_explore_a_cooked_graph_shows_kernel_params_and_node_params_still_reach_
         assert v.wait(60).counts["kept"] == inside(0.2)
     finally:
         v.close()
+
+
+def test_copy_button_copies_in_the_browser_and_shows_the_code(view):
+    view.wait(30)
+    button = view.code_button
+    assert button.text == view.code()  # what a click in the browser copies, kept current
+    view.form.widget("num_envs").value = 5
+    view.wait(30)
+    assert button.text == view.code() and "5" in button.text
+    # the front end writes the clipboard, then counts the copy (as the ESM does)
+    button.copies += 1
+    assert view.code_area.value == view.code() and view.code_area.layout.display is None
+    assert "copied the parameters as Python code" in view.status.value
+    button.error = "Write permission denied."
+    button.copies += 1
+    assert "did not copy (Write permission denied.): select the code below" in view.status.value
+
+
+def test_copy_button_front_end_ships_as_package_data():
+    from procgen_nb.ui.clipboard import CopyButton, _asset
+
+    js = _asset("copy_button/copy_button.js").read_text()
+    assert "navigator.clipboard.writeText" in js and "export default" in js
+    assert CopyButton()._esm == js  # the widget sends that module to the front end
