@@ -20,6 +20,8 @@ from procgen_nb.demo import build_demo_graph
 here = pathlib.Path(pg.__file__).resolve()
 assert sys.prefix in str(here), (sys.prefix, here)
 assert str(asset.builtin_folder()).startswith(str(here.parent)), asset.builtin_folder()
+from procgen_nb.ui.clipboard import _asset
+assert str(_asset("copy_button/copy_button.js")).startswith(str(here.parent))
 r = build_demo_graph().cook(params={"points.n": 500, "points.seed": 1, "keep.radius": 0.5})
 n = ops.transfer.readback(columns={"n": r["keep"]["indices_count"]})["values"]["n"]
 print("COOKED", n, r.report.totals.readbacks)
@@ -38,12 +40,13 @@ def wheel(tmp_path_factory):
     return whl
 
 
-def test_wheel_holds_kernels_as_package_data(wheel):
+def test_wheel_holds_kernels_and_widget_assets_as_package_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for k in ("gather", "compact", "scan"):
         assert f"procgen_nb/_assets/kernels/{k}/{k}.py" in names
         assert f"procgen_nb/_assets/kernels/{k}/bindings.yaml" in names
-    assert not any(n.startswith("kernels/") for n in names)
+    assert "procgen_nb/_assets/widgets/copy_button/copy_button.js" in names
+    assert not any(n.startswith(("kernels/", "widgets/")) for n in names)
 
 
 def test_wheel_cooks_in_a_fresh_venv(wheel, tmp_path):
