@@ -200,10 +200,10 @@ class Params:
         except Exception:
             annotations = dict(getattr(cls, "__annotations__", {}))
         own = cls.__dict__.get("__annotations__", {})
-        for name in list(own) + [n for n, v in cls.__dict__.items() if isinstance(v, Field)]:
-            if name.startswith("_") or name in ("owner",) or name in fields and name not in own:
-                if not isinstance(cls.__dict__.get(name), Field):
-                    continue
+        declared = [n for n, v in cls.__dict__.items() if isinstance(v, Field)]
+        for name in dict.fromkeys([*own, *declared]):
+            if name.startswith("_") or name == "owner":
+                continue
             if typing.get_origin(annotations.get(name)) is ClassVar:
                 continue
             raw = cls.__dict__.get(name, _MISSING)
