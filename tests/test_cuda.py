@@ -26,7 +26,9 @@ def graph(device):
     @pg.node(params={"radius": pg.Field(0.3, dynamic=True)})
     def keep(points, radius):
         flags = ops.device.kernel(
-            kernel=INSIDE, bind={"points": points}, domain=points,
+            kernel=INSIDE,
+            bind={"points": points},
+            domain=points,
             uniforms={"center": (0.0, 0.0), "radius": radius},
         )["columns"]["flags"]
         found = ops.device.kernel(kernel=COMPACT, bind={"flags": flags}, domain=points)["columns"]
@@ -49,7 +51,9 @@ def test_cuda_replay_gives_the_cpu_counts_and_reads_nothing():
     for radius in (0.2, 0.35):
         a, b = cpu.cook(params={"keep.radius": radius}), gpu.cook(params={"keep.radius": radius})
         assert b.report.replayed and b.report.totals.readbacks == 0
-        assert count(a) == count(b) == int((np.linalg.norm(PTS, axis=1) <= np.float32(radius)).sum())
+        assert (
+            count(a) == count(b) == int((np.linalg.norm(PTS, axis=1) <= np.float32(radius)).sum())
+        )
 
 
 def test_cuda_guard_is_read_deferred_and_found_by_the_next_cook():

@@ -93,6 +93,8 @@ class ExploreView(widgets.HBox):
             tooltip="copy the current parameters as Python code (shown below as well)",
         )
         self.code_button.add_class("procgen-copy")
+        self.copy_note = widgets.HTML("")
+        self.copy_note.add_class("procgen-copy-note")
         self.code_area = widgets.Textarea(
             "", layout=widgets.Layout(width="100%", height="14em", display="none")
         )
@@ -100,7 +102,7 @@ class ExploreView(widgets.HBox):
         left = widgets.VBox(
             [
                 self.form,
-                self.code_button,
+                widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
                 self.progress,
                 self.status,
@@ -187,7 +189,8 @@ class ExploreView(widgets.HBox):
         self.code_area.layout.display = None
         if self.code_button.copies:
             err = self.code_button.error
-            self.status.value = (
+            # a line of its own: a cook finishing meanwhile writes the status line
+            self.copy_note.value = (
                 f"<span>the browser did not copy ({html.escape(err)}): select the code below</span>"
                 if err
                 else "<span>copied the parameters as Python code</span>"

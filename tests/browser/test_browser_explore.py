@@ -317,7 +317,7 @@ def _drive(page, lab: str, shot: pathlib.Path) -> None:
     view.locator(".procgen-copy-button").click()
     page.wait_for_function(
         "el => el.textContent.includes('copied the parameters')",
-        arg=status.element_handle(),
+        arg=view.locator(".procgen-copy-note").element_handle(),
         timeout=FOLLOW_S * 1000,
     )
     copied = page.evaluate("navigator.clipboard.readText()")

@@ -291,10 +291,10 @@ def test_copy_button_copies_in_the_browser_and_shows_the_code(view):
     # the front end writes the clipboard, then counts the copy (as the ESM does)
     button.copies += 1
     assert view.code_area.value == view.code() and view.code_area.layout.display is None
-    assert "copied the parameters as Python code" in view.status.value
+    assert "copied the parameters as Python code" in view.copy_note.value
     button.error = "Write permission denied."
     button.copies += 1
-    assert "did not copy (Write permission denied.): select the code below" in view.status.value
+    assert "did not copy (Write permission denied.): select the code below" in view.copy_note.value
 
 
 def test_copy_button_front_end_ships_as_package_data():
