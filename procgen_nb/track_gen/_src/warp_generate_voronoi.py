@@ -24,7 +24,6 @@ import warp as wp
 from ..exec import salt
 from ..generators import Voronoi, VoronoiParams
 from ..generators import _kernels as _gk
-from ..ops.funcs import rand01, stream_key
 from ._legacy import debug_sync
 from .warp_generate import (
     BuiltinScratch,
@@ -52,60 +51,6 @@ def _clamp_to(v: float, lo: float, hi: float) -> float:
     return lo
 
 
-@wp.func
-def _walk_ring(
-    seed: wp.int32,
-    salt_sites: int,
-    salt_ring: int,
-    grid: int,
-    jitter: float,
-    ring: float,
-    wobble: float,
-    ring_samples: int,
-    scale: float,
-    ctrl: wp.array(dtype=wp.vec2),
-    b: int,
-) -> int:
-    """Writes the sites of the cells the ring crosses at ``ctrl[b:]``; returns their count."""
-    ks = stream_key(seed, salt_sites)
-    kr = stream_key(seed, salt_ring)
-    p1 = _TWO_PI * rand01(kr, 0)
-    p2 = _TWO_PI * rand01(kr, 1)
-    r0 = ring * (0.85 + 0.3 * rand01(kr, 2))
-    cnt = wp.int32(0)
-    first = wp.int32(-1)
-    last = wp.int32(-1)
-    for m in range(ring_samples):
-        th = _TWO_PI * float(m) / float(ring_samples)
-        rho = r0 * (1.0 + wobble * (0.6 * wp.cos(2.0 * th + p1) + 0.4 * wp.sin(3.0 * th + p2)))
-        q = wp.vec2(wp.cos(th), wp.sin(th)) * rho
-        best = wp.int32(0)
-        bestd = wp.float32(1.0e30)
-        site = wp.vec2(0.0, 0.0)
-        for c in range(grid * grid):
-            cx = c % grid
-            cy = c // grid
-            s = wp.vec2(
-                (float(cx) + 0.5 + jitter * (rand01(ks, 2 * c) - 0.5)) / float(grid) * 2.0 - 1.0,
-                (float(cy) + 0.5 + jitter * (rand01(ks, 2 * c + 1) - 0.5)) / float(grid) * 2.0
-                - 1.0,
-            )
-            d = wp.length_sq(s - q)
-            if d < bestd:
-                bestd = d
-                best = c
-                site = s
-        if best != last:
-            if cnt == 0:
-                first = best
-            ctrl[b + cnt] = site * scale
-            cnt += 1
-            last = best
-    if cnt > 1 and last == first:
-        cnt -= 1
-    return cnt
-
-
 @wp.kernel
 def _voronoi_anchors_scalar_k(
     seeds: wp.array(dtype=wp.int32),
@@ -122,7 +67,7 @@ def _voronoi_anchors_scalar_k(
 ):
     e = wp.tid()
     b = e * ring_samples
-    ctrl_count[e] = _walk_ring(
+    ctrl_count[e] = _gk.voronoi_walk_ring(
         seeds[e], salt_sites, salt_ring, grid, jitter, ring, wobble, ring_samples, scale, ctrl, b
     )
 
@@ -147,7 +92,7 @@ def _voronoi_anchors_per_env_k(
     r = _clamp_to(ring[e], bounds[1], bounds[2])
     w = _clamp_to(wobble[e], 0.0, bounds[3])
     b = e * ring_samples
-    ctrl_count[e] = _walk_ring(
+    ctrl_count[e] = _gk.voronoi_walk_ring(
         seeds[e], salt_sites, salt_ring, grid, j, r, w, ring_samples, scale, ctrl, b
     )
 

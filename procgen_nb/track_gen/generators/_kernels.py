@@ -235,10 +235,9 @@ def _hull_k(
     ctrl_count[e] = 2 * h
 
 
-@wp.kernel
-def _voronoi_anchors_k(
-    seeds: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
+@wp.func
+def voronoi_walk_ring(
+    seed: wp.int32,
     salt_sites: int,
     salt_ring: int,
     grid: int,
@@ -248,18 +247,14 @@ def _voronoi_anchors_k(
     ring_samples: int,
     scale: float,
     ctrl: wp.array(dtype=wp.vec2),
-    ctrl_count: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    ks = stream_key(seeds[e], salt_sites)
-    kr = stream_key(seeds[e], salt_ring)
+    b: int,
+) -> int:
+    """Writes the sites of the cells the ring crosses at ``ctrl[b:]``; returns their count."""
+    ks = stream_key(seed, salt_sites)
+    kr = stream_key(seed, salt_ring)
     p1 = _TWO_PI * rand01(kr, 0)
     p2 = _TWO_PI * rand01(kr, 1)
     r0 = ring * (0.85 + 0.3 * rand01(kr, 2))
-    b = e * ring_samples
     cnt = wp.int32(0)
     first = wp.int32(-1)
     last = wp.int32(-1)
@@ -291,6 +286,32 @@ def _voronoi_anchors_k(
             last = best
     if cnt > 1 and last == first:
         cnt -= 1
+    return cnt
+
+
+@wp.kernel
+def _voronoi_anchors_k(
+    seeds: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    salt_sites: int,
+    salt_ring: int,
+    grid: int,
+    jitter: float,
+    ring: float,
+    wobble: float,
+    ring_samples: int,
+    scale: float,
+    ctrl: wp.array(dtype=wp.vec2),
+    ctrl_count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    b = e * ring_samples
+    cnt = voronoi_walk_ring(
+        seeds[e], salt_sites, salt_ring, grid, jitter, ring, wobble, ring_samples, scale, ctrl, b
+    )
     ctrl_count[e] = cnt
     if cnt < 3:
         valid[e] = 0
