@@ -176,23 +176,10 @@ def check_generator(
     report = ConformanceReport(name=name, form=_form(spec_or_stage))
     add = report.checks.append
 
-    pcls = stage.Params
-    if pcls is None:
-        add(Check("params", True, "no Params class"))
-    elif not (isinstance(pcls, type) and issubclass(pcls, Params)):
-        add(Check("params", False, f"expected a Params subclass, got {pcls!r}"))
+    params = _params_check(stage.Params, "GeneratorSpec" if isinstance(stage, _SpecStage) else None)
+    add(params)
+    if not params.passed and "Params subclass" in params.detail:
         return report
-    else:
-        problems = []
-        try:
-            json.dumps(pcls.describe())
-        except (TypeError, ValueError) as exc:
-            problems.append(f"describe() is not JSON-serializable: {exc}")
-        if isinstance(stage, _SpecStage) and pcls.dynamic_fields():
-            problems.append(
-                f"dynamic fields {pcls.dynamic_fields()} in a GeneratorSpec (use a Stage)"
-            )
-        add(Check("params", not problems, "; ".join(problems) or f"{len(pcls.fields())} fields"))
 
     cfg = TrackGenConfig(
         num_envs=num_envs,
@@ -307,6 +294,23 @@ def check_all(**kwargs: Any) -> dict[str, ConformanceReport]:
         n: check_generator(registry.get("generator", n), **kwargs)
         for n in registry.available("generator")
     }
+
+
+def _params_check(pcls: Any, spec_form: str | None) -> Check:
+    """The "params" check: a Params class (or none) whose schema is JSON; no dynamic field in
+    a ``spec_form`` ("GeneratorSpec" or "GateGeneratorSpec"), which has no ``b.param``."""
+    if pcls is None:
+        return Check("params", True, "no Params class")
+    if not (isinstance(pcls, type) and issubclass(pcls, Params)):
+        return Check("params", False, f"expected a Params subclass, got {pcls!r}")
+    problems = []
+    try:
+        json.dumps(pcls.describe())
+    except (TypeError, ValueError) as exc:
+        problems.append(f"describe() is not JSON-serializable: {exc}")
+    if spec_form and pcls.dynamic_fields():
+        problems.append(f"dynamic fields {pcls.dynamic_fields()} in a {spec_form} (use a Stage)")
+    return Check("params", not problems, "; ".join(problems) or f"{len(pcls.fields())} fields")
 
 
 def _capture_check(host: bool, w: Any, ctx: Any, enqueue: Callable[[], None]) -> Check:

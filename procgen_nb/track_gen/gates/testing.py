@@ -26,12 +26,10 @@ Binding a ``GateGeneratorSpec`` here emits its ``DeprecationWarning`` (once per 
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...params import Params
 from ..config import TrackGenConfig
 from ..pipeline import TrackGenerator
 from .config import ORDERINGS, GateGenConfig
@@ -107,6 +105,7 @@ def check_gate_generator(
         ConformanceReport,
         _capture_check,
         _determinism_check,
+        _params_check,
         _stream_check,
         _watching,
     )
@@ -118,20 +117,10 @@ def check_gate_generator(
     add = report.checks.append
 
     pcls = stage.Params
-    if pcls is None:
-        add(Check("params", True, "no Params class"))
-    elif not (isinstance(pcls, type) and issubclass(pcls, Params)):
-        add(Check("params", False, f"expected a Params subclass, got {pcls!r}"))
+    params = _params_check(pcls, "GateGeneratorSpec" if legacy else None)
+    add(params)
+    if not params.passed and "Params subclass" in params.detail:
         return report
-    else:
-        problems = []
-        try:
-            json.dumps(pcls.describe())
-        except (TypeError, ValueError) as exc:
-            problems.append(f"describe() is not JSON-serializable: {exc}")
-        if legacy and pcls.dynamic_fields():
-            problems.append(f"dynamic fields {pcls.dynamic_fields()} in a GateGeneratorSpec")
-        add(Check("params", not problems, "; ".join(problems) or f"{len(pcls.fields())} fields"))
 
     problems, supported = _check_declarations(stage, legacy)
     cfg = GateGenConfig(
