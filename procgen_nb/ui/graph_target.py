@@ -35,11 +35,20 @@ class GraphTarget(Target):
                 f"explore(graph, outputs=...): expected one of {nodes}, got {outputs!r}"
             )
         self._output = outputs
-        fields = {k: dataclasses.replace(f, name=k) for k, f in graph.params().items()}
-        self.params_class = params_class("GraphParams", fields, self.name)
-        kernel_params = getattr(graph, "kernel_params", None)
-        self._kernel_keys = set(kernel_params()) if callable(kernel_params) else set()
         self._sent: dict[str, Any] = {}
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Takes the graph's parameters again; True when a cook found new ones (the
+        kernel-level parameters appear after the graph's first cook)."""
+        fields = {k: dataclasses.replace(f, name=k) for k, f in self.graph.params().items()}
+        old = getattr(self, "params_class", None)
+        if old is not None and list(old.fields()) == list(fields):
+            return False
+        self.params_class = params_class("GraphParams", fields, self.name)
+        kernel_params = getattr(self.graph, "kernel_params", None)
+        self._kernel_keys = set(kernel_params()) if callable(kernel_params) else set()
+        return old is not None
 
     @property
     def initial(self) -> Params:
@@ -52,10 +61,12 @@ class GraphTarget(Target):
         # a kernel-level parameter overrides what its node passes once it is set, so send
         # one only when the person changed it in the form (node params are sent as they are)
         values = params.to_dict()
+        shown = getattr(self.graph, "values", {}) or {}
         given = {
             k: v
             for k, v in values.items()
-            if k not in self._kernel_keys or (k in self._sent and self._sent[k] != v)
+            if k not in self._kernel_keys
+            or (self._sent[k] != v if k in self._sent else shown.get(k) != v)
         }
         result, ms, tr = _timed(lambda: self.graph.cook(params=given))
         self._sent = values

@@ -55,6 +55,11 @@ class Target(abc.ABC):
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
         """Cooks ``params`` and returns the frame to draw."""
 
+    def refresh(self) -> bool:
+        """Updates ``params_class`` after a cook; True when its fields changed (a graph's
+        cook finds its kernel-level parameters). Most targets have fixed fields."""
+        return False
+
     @abc.abstractmethod
     def code(self, params: Params) -> str:
         """Returns Python source that re-creates ``params`` and the cook in a script."""

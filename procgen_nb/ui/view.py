@@ -99,7 +99,7 @@ class ExploreView(widgets.HBox):
             "", layout=widgets.Layout(width="100%", height="14em", display="none")
         )
         self.code_button.on_click(self._copy_code)
-        left = widgets.VBox(
+        self._left = left = widgets.VBox(
             [
                 self.form,
                 widgets.HBox([self.code_button, self.copy_note]),
@@ -124,7 +124,8 @@ class ExploreView(widgets.HBox):
 
     def __repr__(self) -> str:
         # stable text (nbval checks it): what is explored and with which controls
-        return f"ExploreView({self.target.name!r}, controls={list(self.form.controls)})"
+        # (its controls can grow after the first cook, which runs on another thread)
+        return f"ExploreView({self.target.name!r}, target={type(self.target).__name__})"
 
     # -- public -------------------------------------------------------------------------
     @property
@@ -180,6 +181,18 @@ class ExploreView(widgets.HBox):
         super().close()
 
     # -- internals ----------------------------------------------------------------------
+    def _swap_form(self) -> None:
+        """Shows a new form for the target's parameters (a cook found new ones)."""
+        old, new = (
+            self.form,
+            ParamsForm(self.target.initial, title=self.target.name, group=self.target.group),
+        )
+        old.unobserve(self._changed, names="value")
+        new.observe(self._changed, names="value")
+        self.form = new
+        self._left.children = (new, *self._left.children[1:])
+        self.code_button.text = self.code()
+
     def _changed(self, change: dict[str, Any]) -> None:
         self.code_button.text = self.code()  # what a click in the browser copies
         self._loop.request(change["new"])
@@ -220,6 +233,8 @@ class ExploreView(widgets.HBox):
         else:
             self.error = ""
             self.frame = frame
+            if self.target.refresh():
+                self._swap_form()
             self.status.value = (
                 f"<span>cooked in {frame.elapsed_ms:.0f} ms · {frame.traffic.launches} launches"
                 f" · {frame.traffic.readbacks} readbacks · {frame.traffic.builds} builds</span>"

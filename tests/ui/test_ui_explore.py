@@ -192,13 +192,16 @@ def test_explore_a_graph_counts_what_numpy_counts():
     try:
         frame = v.wait(60)
         assert v.error == ""
-        assert list(v.form.controls) == [
+        # the node parameters first; after the first cook, the kernel-level ones it found
+        controls = list(v.form.controls)
+        assert controls[:5] == [
             "points.n",
             "points.seed",
             "keep.shape",
             "keep.radius",
             "keep.inner",
         ]
+        assert set(controls[5:]) == set(g.kernel_params())
 
         def inside(n, seed, r):
             pts = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
@@ -303,3 +306,21 @@ def test_copy_button_front_end_ships_as_package_data():
     js = _asset("copy_button/copy_button.js").read_text()
     assert "navigator.clipboard.writeText" in js and "export default" in js
     assert CopyButton()._esm == js  # the widget sends that module to the front end
+
+
+def test_explore_a_graph_that_never_cooked_shows_kernel_params_after_its_first_cook():
+    g = build_demo_graph()
+    v = explore(g, min_interval=0.0)
+    try:
+        v.wait(60)
+        assert {"keep.inside.radius", "keep.inside.SHAPE"} <= set(v.form.controls)
+        assert v.form.value.to_dict()["keep.radius"] == 0.6
+        v.form.widget("keep.inside.radius").value = 0.25  # the new form is wired to the view
+        frame = v.wait(60)
+        pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
+        assert frame.counts["kept"] == int(
+            np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(0.25))
+        )
+        assert "'keep.inside.radius': 0.25" in v.code_button.text
+    finally:
+        v.close()
