@@ -66,7 +66,6 @@ class DynamicWord:
     word: wp.array
     key: str
     room: int
-    room_key: Any
 
 
 class CookRecording:

@@ -373,7 +373,10 @@ class Graph:
                 rooms[g.room_key] = rooms.get(g.room_key, 1) * 4  # recorded again with 4x the room
             self._state.pop(g.node, None)  # that node plans again (and refuses if it must)
         self._recording = None
-        self._guard_note = [f"a replay ran past a guard of node {g.node!r}" for g in over]
+        self._guard_note = [
+            f"a replay ran past a guard of node {g.node!r}" + (f" ({g.why})" if g.why else "")
+            for g in over
+        ]
 
     def _try_replay(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
         rec = self._recording

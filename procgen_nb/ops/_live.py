@@ -99,7 +99,7 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
         word = ctx.zeros(1, wp.uint32)
         ctx.fill(word, value)  # a dynamic value is refilled by each replay
         if scope is not None and key_of(value) is not None:
-            scope.words.append(DynamicWord(word, key_of(value), room, key))
+            scope.words.append(DynamicWord(word, key_of(value), room))
         return LiveCount(word, room)
     words = _words(value, "device.bound value")
     if words is None:
