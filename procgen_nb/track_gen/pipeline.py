@@ -19,181 +19,28 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
-from ..errors import GeneratorError, LegacyPluginStreamError, NotCapturableError, ParamsError
+from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..params import Params
 from . import ops
+from ._param_buffers import param_dtype, param_value
+from ._result import REASONS, TrackResult
+from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
+    _check_legacy_stream,
+    _legacy_lock,
+    _SpecStage,
+    as_stage,
+    resolve_params,
+)
 from .config import TrackGenConfig, ValidityParams
 from .exec import LaunchContext, StageBuilder
 from .ops import _kernels as _k
-from .plugin import CaptureClass, GeneratorSpec, Stage, registry
-
-_legacy_lock = threading.RLock()
-
-
-class _SpecStage(Stage):
-    """The adapter stage that runs a ``GeneratorSpec``."""
-
-    writes = ("xy", "valid")
-
-    def __init__(self, spec: GeneratorSpec):
-        self.spec = spec
-        self.name = spec.name  # type: ignore[misc]
-        self.Params = spec.params  # type: ignore[misc]
-        self.capture = CaptureClass.GRAPH if spec.capturable else CaptureClass.HOST  # type: ignore[misc]
-
-    def build(self, b: StageBuilder, params: Params | None) -> Callable[[Any], None]:
-        spec = self.spec
-        cfg = b.config
-        scratch = spec.alloc_scratch(cfg)
-        xy = b.write("xy")
-        valid = b.write("valid")
-        seeds = b.seed
-
-        def enqueue(ctx: Any) -> None:
-            if spec.accepts_ctx:
-                spec.generate(seeds, cfg, xy, valid, scratch, ctx=ctx)
-                return
-            _check_legacy_stream(ctx, spec.name)
-            with _legacy_lock, ctx.scope():
-                spec.generate(seeds, cfg, xy, valid, scratch)
-
-        return enqueue
-
-
-def _check_legacy_stream(ctx: Any, name: str) -> None:
-    """Refuses recording a legacy plugin on a stream other than Warp's current one."""
-    if not ctx.recording or ctx.stream is None:
-        return
-    dev = wp.get_device(ctx.device)
-    current = dev.stream if dev.is_cuda else None
-    if ctx.stream is not current:
-        raise LegacyPluginStreamError(
-            f"generator {name!r} (accepts_ctx=False): expected the capture stream to be Warp's "
-            f"current stream, got {ctx.stream!r}; set accepts_ctx=True in the spec"
-        )
-
-
-def as_stage(spec: Any) -> Stage:
-    """Returns a Stage instance for a Stage class, a Stage instance or a GeneratorSpec.
-
-    Raises:
-        GeneratorError: anything else.
-    """
-    if isinstance(spec, GeneratorSpec):
-        return _SpecStage(spec)
-    if isinstance(spec, type) and issubclass(spec, Stage):
-        return spec()
-    if isinstance(spec, Stage):
-        return spec
-    raise GeneratorError(f"generator: expected a Stage or a GeneratorSpec, got {spec!r}")
-
-
-def resolve_params(stage: Stage, config: Any, base: type = TrackGenConfig) -> Params | None:
-    """Returns the stage's validated Params instance from ``config.generator_params``.
-
-    A subclass of ``base`` (``TrackGenConfig``, or ``GateGenConfig`` for a gate generator)
-    without ``generator_params`` is read with ``from_legacy``.
-
-    Raises:
-        GeneratorError: values the Params class refuses, or params for a generator without
-            a Params class (the message names the generator, the field and the value).
-    """
-    pcls = stage.Params
-    gp = config.generator_params
-    name = stage.name
-    if pcls is None:
-        if gp is None or (isinstance(gp, Mapping) and not gp):
-            return None
-        raise GeneratorError(
-            f"generator_params of {name!r}: expected none (it has no Params class), got {gp!r}"
-        )
-    try:
-        if gp is None and type(config) is not base:
-            return pcls.from_legacy(config)
-        return pcls.resolve(gp)
-    except ParamsError as exc:
-        raise GeneratorError(f"generator_params of {name!r}: {exc}") from exc
-
-
-@dataclasses.dataclass
-class TrackResult:
-    """The device arrays of the last call (the same arrays every call; nothing is read back).
-
-    Attributes:
-        xy: ``[E*N]`` vec2 centerlines. valid: ``[E]`` int32 (1 valid).
-        attributes: per-point ``[E*N]`` float32 attributes by name (``"z"``...).
-        reason: ``[E]`` int32 bits of why an env is invalid (see ``REASONS``).
-        crossings: ``[E]`` int32 crossing segment pairs. turning: ``[E]`` int32 turning numbers.
-        valid_count: ``[1]`` int32 number of valid envs (the live count).
-    """
-
-    xy: wp.array
-    valid: wp.array
-    attributes: dict[str, wp.array]
-    reason: wp.array
-    crossings: wp.array
-    turning: wp.array
-    valid_count: wp.array
-    num_envs: int
-    num_points: int
-    ctx: Any = dataclasses.field(repr=False, default=None)
-
-    def __getitem__(self, name: str) -> wp.array:
-        if name in self.attributes:
-            return self.attributes[name]
-        if name in ("xy", "valid", "reason", "crossings", "turning", "valid_count"):
-            return getattr(self, name)
-        raise KeyError(
-            f"track result: expected one of {['xy', 'valid', *sorted(self.attributes)]}, "
-            f"got {name!r}"
-        )
-
-    def num_valid(self) -> int:
-        """Reads the live count of valid envs back (one readback)."""
-        return int(self.ctx.readback(self.valid_count)[0])
-
-    def numpy(self) -> dict[str, np.ndarray]:
-        """Reads every array back: xy ``[E, N, 2]``, valid, reason, crossings, turning,
-        attributes ``[E, N]``."""
-        E, N = self.num_envs, self.num_points
-        out = {
-            "xy": self.ctx.readback(self.xy).reshape(E, N, 2),
-            "valid": self.ctx.readback(self.valid),
-            "reason": self.ctx.readback(self.reason),
-            "crossings": self.ctx.readback(self.crossings),
-            "turning": self.ctx.readback(self.turning),
-        }
-        for name, arr in sorted(self.attributes.items()):
-            out[name] = self.ctx.readback(arr).reshape(E, N)
-        return out
-
-    def fingerprint(self) -> str:
-        """Returns the sha256 of xy, valid and the attributes (sorted by name), as hex."""
-        h = hashlib.sha256()
-        data = self.numpy()
-        for key in ["xy", "valid", *sorted(self.attributes)]:
-            h.update(key.encode())
-            h.update(np.ascontiguousarray(data[key]).tobytes())
-        return h.hexdigest()
-
-
-#: what each bit of ``TrackResult.reason`` means
-REASONS = {
-    1: "rejected by the generator",
-    2: "not closed (non-finite point or zero-length segment)",
-    4: "self-intersecting",
-    8: "turning number not +-1",
-    16: "turn radius below min_turn_radius",
-    32: "clearance below track_width",
-}
+from .plugin import CaptureClass, Stage, registry
 
 
 @dataclasses.dataclass
@@ -288,8 +135,8 @@ class TrackGenerator:
             buf = self._dyn.get((key, name))
             if buf is None:
                 buf = self._dyn[(key, name)] = wp.array(
-                    [_param_value(pcls, name, getattr(values, name))],
-                    dtype=_param_dtype(pcls, name),
+                    [param_value(pcls, name, getattr(values, name))],
+                    dtype=param_dtype(pcls, name),
                     device=self.ctx.device,
                 )
             return buf
@@ -626,22 +473,12 @@ class TrackGenerator:
         for key, name, value, pcls in writes:
             buf = self._dyn.get((key, name))
             if buf is not None:
-                self.ctx.fill(buf, _param_value(pcls, name, value))
+                self.ctx.fill(buf, param_value(pcls, name, value))
         self.config = cfg
         self.params = cfg.generator_params
         if self._post_stages and z_profile:
             self._post_stages = [(self._post_stages[0][0], new_z)]
         return False
-
-
-def _param_dtype(pcls: type[Params], name: str) -> Any:
-    t = pcls.fields()[name].type
-    return wp.int32 if t in (int, bool) else wp.float32
-
-
-def _param_value(pcls: type[Params], name: str, value: Any) -> Any:
-    t = pcls.fields()[name].type
-    return int(value) if t in (int, bool) else float(value)
 
 
 __all__ = ["REASONS", "TrackGenerator", "TrackResult", "as_stage", "resolve_params"]

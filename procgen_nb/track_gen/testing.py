@@ -33,8 +33,9 @@ import warp as wp
 from ..errors import ProcgenError
 from ..params import Params
 from . import exec as _exec
+from ._spec_stage import _SpecStage, as_stage
 from .config import TrackGenConfig
-from .pipeline import TrackGenerator, _SpecStage, as_stage
+from .pipeline import TrackGenerator
 from .plugin import CaptureClass, GeneratorSpec
 
 

@@ -122,11 +122,11 @@ from collections.abc import Callable  # noqa: E402
 
 from ...errors import GeneratorError, ParamsError  # noqa: E402
 from ...params import Params  # noqa: E402
+from .._spec_stage import resolve_params  # noqa: E402
 from ..exec import LaunchContext  # noqa: E402
 from ..generators import Bezier  # noqa: E402
 from ..generators import _kernels as _gk  # noqa: E402
 from ..generators.sampled import _need  # noqa: E402
-from ..pipeline import resolve_params  # noqa: E402
 
 
 @dataclasses.dataclass

@@ -35,9 +35,9 @@ import warp as wp
 from ...errors import GeneratorError, ParamsError
 from ...params import Params
 from .. import ops
+from .._spec_stage import resolve_params
 from ..exec import LaunchContext, StageBuilder
 from ..ops import _kernels as _ok
-from ..pipeline import resolve_params
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
 from ._registry import lookup

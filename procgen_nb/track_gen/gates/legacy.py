@@ -18,7 +18,7 @@ import warp as wp
 
 from ...errors import GeneratorError
 from ...params import Params
-from ..pipeline import _check_legacy_stream, _legacy_lock
+from .._spec_stage import _check_legacy_stream, _legacy_lock
 from ..plugin import CaptureClass, GateGeneratorSpec
 from ._warn import warn_once
 from .config import ORDERINGS

@@ -1,0 +1,86 @@
+"""``TrackResult``: the device arrays a ``TrackGenerator`` call returns, and ``REASONS``."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+
+@dataclasses.dataclass
+class TrackResult:
+    """The device arrays of the last call (the same arrays every call; nothing is read back).
+
+    Attributes:
+        xy: ``[E*N]`` vec2 centerlines. valid: ``[E]`` int32 (1 valid).
+        attributes: per-point ``[E*N]`` float32 attributes by name (``"z"``...).
+        reason: ``[E]`` int32 bits of why an env is invalid (see ``REASONS``).
+        crossings: ``[E]`` int32 crossing segment pairs. turning: ``[E]`` int32 turning numbers.
+        valid_count: ``[1]`` int32 number of valid envs (the live count).
+    """
+
+    xy: wp.array
+    valid: wp.array
+    attributes: dict[str, wp.array]
+    reason: wp.array
+    crossings: wp.array
+    turning: wp.array
+    valid_count: wp.array
+    num_envs: int
+    num_points: int
+    ctx: Any = dataclasses.field(repr=False, default=None)
+
+    def __getitem__(self, name: str) -> wp.array:
+        if name in self.attributes:
+            return self.attributes[name]
+        if name in ("xy", "valid", "reason", "crossings", "turning", "valid_count"):
+            return getattr(self, name)
+        raise KeyError(
+            f"track result: expected one of {['xy', 'valid', *sorted(self.attributes)]}, "
+            f"got {name!r}"
+        )
+
+    def num_valid(self) -> int:
+        """Reads the live count of valid envs back (one readback)."""
+        return int(self.ctx.readback(self.valid_count)[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Reads every array back: xy ``[E, N, 2]``, valid, reason, crossings, turning,
+        attributes ``[E, N]``."""
+        E, N = self.num_envs, self.num_points
+        out = {
+            "xy": self.ctx.readback(self.xy).reshape(E, N, 2),
+            "valid": self.ctx.readback(self.valid),
+            "reason": self.ctx.readback(self.reason),
+            "crossings": self.ctx.readback(self.crossings),
+            "turning": self.ctx.readback(self.turning),
+        }
+        for name, arr in sorted(self.attributes.items()):
+            out[name] = self.ctx.readback(arr).reshape(E, N)
+        return out
+
+    def fingerprint(self) -> str:
+        """Returns the sha256 of xy, valid and the attributes (sorted by name), as hex."""
+        h = hashlib.sha256()
+        data = self.numpy()
+        for key in ["xy", "valid", *sorted(self.attributes)]:
+            h.update(key.encode())
+            h.update(np.ascontiguousarray(data[key]).tobytes())
+        return h.hexdigest()
+
+
+#: what each bit of ``TrackResult.reason`` means
+REASONS = {
+    1: "rejected by the generator",
+    2: "not closed (non-finite point or zero-length segment)",
+    4: "self-intersecting",
+    8: "turning number not +-1",
+    16: "turn radius below min_turn_radius",
+    32: "clearance below track_width",
+}
+
+
+__all__ = ["REASONS", "TrackResult"]

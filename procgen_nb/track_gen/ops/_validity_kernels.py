@@ -1,0 +1,163 @@
+"""The validity kernels: crossings, turning numbers and the whole validity stage.
+
+The reason bits (``REJECTED``...) are those of ``pipeline.REASONS``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ._validity_funcs import _MASK16, _chain_crossings, _grid_build, _turn_step, _turning
+from .funcs import ccw
+
+# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
+wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
+
+#: reason bits written by the validity stage
+REJECTED = wp.constant(1)
+NOT_CLOSED = wp.constant(2)
+SELF_INTERSECTING = wp.constant(4)
+TURNING = wp.constant(8)
+RADIUS = wp.constant(16)
+CLEARANCE = wp.constant(32)
+
+
+@wp.kernel
+def _self_intersections_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
+    out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    out[e] = _chain_crossings(xy, e * n, n, chain, chain_n, e * n)
+
+
+@wp.kernel
+def _turning_number_k(xy: wp.array(dtype=wp.vec2), n: int, out: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    out[e] = _turning(xy, e * n, n)
+
+
+@wp.kernel
+def _validity_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    active: wp.array(dtype=wp.int32),
+    gen_valid: wp.array(dtype=wp.int32),
+    min_radius: wp.array(dtype=float),
+    width: wp.array(dtype=float),
+    g: int,
+    start: wp.array(dtype=wp.int32),
+    items: wp.array(dtype=wp.int32),
+    cap: int,
+    vcell: wp.array(dtype=wp.int32),
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    reason: wp.array(dtype=wp.int32),
+    crossings: wp.array(dtype=wp.int32),
+    turning: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    base = e * n
+    flags = wp.int32(0)
+    if gen_valid[e] == 0:
+        flags = flags | REJECTED
+    r_min = wp.float64(min_radius[0])
+    check_r = r_min > wp.float64(0.0)
+    two_r = wp.float64(2.0) * r_min
+    total = wp.float32(0.0)
+    closed = wp.int32(0)
+    if n >= 3:
+        closed = wp.int32(1)
+    tn = wp.int32(0)
+    lo = xy[base]
+    hi = xy[base]
+    a = xy[base + n - 2]
+    b = xy[base + n - 1]
+    u = b - a
+    for i in range(n):
+        c = xy[base + i]
+        if not (wp.isfinite(c[0]) and wp.isfinite(c[1])):
+            closed = wp.int32(0)
+            break
+        lo = wp.vec2(wp.min(lo[0], c[0]), wp.min(lo[1], c[1]))
+        hi = wp.vec2(wp.max(hi[0], c[0]), wp.max(hi[1], c[1]))
+        v = c - b
+        lv = wp.length(v)
+        if not (lv > 0.0):
+            closed = wp.int32(0)
+            break
+        total += lv
+        tn += _turn_step(u, v)
+        if check_r:
+            # circumradius of (a, b, c) = |ab| |bc| |ca| / (2 * |cross|)
+            prod = wp.float64(wp.length(u)) * wp.float64(lv) * wp.float64(wp.length(c - a))
+            if prod < two_r * wp.abs(ccw(a, b, c)):
+                flags = flags | RADIUS
+        a = b
+        b = c
+        u = v
+    if closed == 0:
+        valid[e] = 0
+        reason[e] = flags | NOT_CLOSED
+        crossings[e] = 0
+        turning[e] = 0
+        return
+    if tn != 1 and tn != -1:
+        flags = flags | TURNING
+    cnt = _chain_crossings(xy, base, n, chain, chain_n, base)
+    if cnt > 0:
+        flags = flags | SELF_INTERSECTING
+    w = width[0]
+    if w > 0.0:
+        sb = e * (g * g + 2)
+        ib = e * cap
+        h = total / float(n)
+        window = 0.5 * 3.14159265358979 * w
+        w2 = w * w
+        ext = wp.max(hi[0] - lo[0], hi[1] - lo[1])
+        cell = wp.max(wp.max(ext / float(g), w), 1.0e-20)
+        inv = 1.0 / cell
+        gx = wp.clamp(int((hi[0] - lo[0]) * inv) + 1, 1, g)
+        gy = wp.clamp(int((hi[1] - lo[1]) * inv) + 1, 1, g)
+        built = _grid_build(
+            xy, base, n, lo[0], lo[1], inv, gx, gy, start, sb, items, ib, cap, vcell, base
+        )
+        bad = wp.int32(0)
+        if built < 0:
+            for i in range(n):
+                for j in range(i + 1, n):
+                    d = wp.min(j - i, n - (j - i))
+                    if float(d) * h > window and wp.length_sq(xy[base + i] - xy[base + j]) < w2:
+                        bad = wp.int32(1)
+        else:
+            for i in range(n):
+                if bad != 0:
+                    break
+                p = xy[base + i]
+                vc = vcell[base + i]
+                pcx = vc & _MASK16
+                pcy = vc >> 16
+                for cy in range(wp.max(pcy - 1, 0), wp.min(pcy + 2, gy)):
+                    for cx in range(wp.max(pcx - 1, 0), wp.min(pcx + 2, gx)):
+                        cc = cy * gx + cx
+                        for k in range(start[sb + cc + 1], start[sb + cc + 2]):
+                            j = items[ib + k]
+                            d = wp.min(wp.abs(j - i), n - wp.abs(j - i))
+                            if float(d) * h > window:
+                                if wp.length_sq(p - xy[base + j]) < w2:
+                                    bad = wp.int32(1)
+        if bad != 0:
+            flags = flags | CLEARANCE
+    reason[e] = flags
+    crossings[e] = cnt
+    turning[e] = tn
+    if flags == 0:
+        valid[e] = 1
+    else:
+        valid[e] = 0
