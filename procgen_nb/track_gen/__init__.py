@@ -9,7 +9,15 @@ checks one against the contract.
 
 from __future__ import annotations
 
-from . import exec, gates, ops, plugin, presets, testing
+from . import (
+    _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
+    exec,
+    gates,
+    ops,
+    plugin,
+    presets,
+    testing,
+)
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult

@@ -171,8 +171,8 @@ class Registry:
     """Generators and stages by kind and name.
 
     Kinds: ``"generator"``, ``"stage"`` (post-resample stages) and ``"gate_generator"``.
-    Built-ins are registered on first use; plugins through the entry-point group
-    ``procgen_nb.track_gen``.
+    Built-ins are registered on first use, by the loaders ``track_gen._builtins`` adds;
+    plugins through the entry-point group ``procgen_nb.track_gen``.
     """
 
     KINDS = ("generator", "gate_generator", "stage")
@@ -180,7 +180,8 @@ class Registry:
     def __init__(self) -> None:
         self._specs: dict[str, dict[str, Any]] = {k: {} for k in self.KINDS}
         self._lock = threading.RLock()
-        self._builtins_loaded = False
+        self._loaders_run: list[Callable[[Registry], None]] = []
+        self._loaded_count = 0
         self._loaded_eps: set[tuple[str, str]] = set()
         self._ep_errors: dict[str, str] = {}
 
@@ -304,21 +305,35 @@ class Registry:
         return loaded
 
     def _ensure_loaded(self) -> None:
-        if self._builtins_loaded:
+        """Runs every built-in loader (``_add_builtin_loader``) this registry has not run yet."""
+        if self._loaded_count == len(_builtin_loaders):
             return
         with self._lock:
-            if self._builtins_loaded:
-                return
-            self._builtins_loaded = True
-            from .gates import register_builtins as register_gate_builtins
-            from .generators import register_builtins
-
-            register_builtins(self)
-            register_gate_builtins(self)
+            for loader in list(_builtin_loaders):
+                if loader in self._loaders_run:
+                    continue
+                self._loaders_run.append(loader)  # first: a loader's own lookups skip it
+                try:
+                    loader(self)
+                except BaseException:
+                    self._loaders_run.remove(loader)
+                    raise
+            self._loaded_count = len(self._loaders_run)
 
     def _check_kind(self, kind: str) -> None:
         if kind not in self.KINDS:
             raise GeneratorError(f"registry kind: expected one of {list(self.KINDS)}, got {kind!r}")
+
+
+#: functions that add built-ins to a registry, run on its first lookup (``track_gen._builtins``
+#: adds the built-in generators, stages and gate generators; this module imports none of them)
+_builtin_loaders: list[Callable[[Registry], None]] = []
+
+
+def _add_builtin_loader(loader: Callable[[Registry], None]) -> None:
+    """Makes every registry run ``loader(registry)`` before its next lookup (once each)."""
+    if loader not in _builtin_loaders:
+        _builtin_loaders.append(loader)
 
 
 def _describe(spec: Any) -> str:

@@ -1,6 +1,7 @@
 """The built-in generators (Stage classes) and the z profile stage.
 
-``register_builtins(registry)`` adds them; the registry calls it on first use.
+``register_builtins(registry)`` adds them; ``track_gen._builtins`` has the registry call it
+on first use.
 """
 
 from __future__ import annotations

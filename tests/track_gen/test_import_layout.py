@@ -1,0 +1,104 @@
+"""The registry does not import the packages that import it, and still has every built-in.
+
+``plugin.py`` must not import ``gates`` or ``generators`` (both import ``plugin``); the
+built-ins reach the registry through ``track_gen._builtins``. The names listed here are
+the built-ins the library documents, written out by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import procgen_nb.track_gen.plugin as plugin_module
+
+GENERATORS = ["bezier", "checkpoint", "hull", "polar", "repulsive", "voronoi"]
+GATE_GENERATORS = ["arc_length", "curvature", "free"]
+STAGES = ["z_profile"]
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """Every module an import statement of ``path`` names, nested ones included, as written
+    (``.gates``, ``..errors``, ``procgen_nb.track_gen.gates.builtins``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            found.append(base)
+            found += [f"{base}.{alias.name}".replace("..", ".") for alias in node.names]
+    return found
+
+
+def test_plugin_py_imports_neither_gates_nor_generators():
+    names = _imported_modules(Path(plugin_module.__file__))
+    assert names, "expected plugin.py to import something"
+    bad = [
+        n
+        for n in names
+        if any(part in ("gates", "generators", "_builtins") for part in n.split("."))
+    ]
+    assert bad == []
+
+
+def test_the_ast_check_sees_a_nested_import(tmp_path):
+    # the check above must catch the form the import circle used to take
+    src = tmp_path / "m.py"
+    src.write_text(
+        "class R:\n    def f(self):\n        from .gates import register_builtins as g\n"
+    )
+    assert ".gates" in _imported_modules(src)
+
+
+_PROBE = """
+import json, sys
+from procgen_nb.track_gen.plugin import Registry, registry
+fresh = Registry()
+out = {
+    "before": sorted(n for n in fresh._specs["generator"]),
+    "generator": registry.available("generator"),
+    "gate_generator": registry.available("gate_generator"),
+    "stage": registry.available("stage"),
+    "fresh": fresh.available("generator"),
+    "fresh_gates": fresh.available("gate_generator"),
+}
+print(json.dumps(out))
+"""
+
+
+def test_a_fresh_process_lists_every_builtin_on_first_use():
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["before"] == []  # nothing registered before the first lookup
+    for key, want in (
+        ("generator", GENERATORS),
+        ("fresh", GENERATORS),
+        ("gate_generator", GATE_GENERATORS),
+        ("fresh_gates", GATE_GENERATORS),
+        ("stage", STAGES),
+    ):
+        assert set(want) <= set(got[key]), key
+
+
+def test_a_loader_added_late_still_runs_on_the_next_lookup():
+    reg = plugin_module.Registry()
+    reg.available("generator")
+    calls = []
+
+    def loader(r):
+        calls.append(r)
+
+    plugin_module._add_builtin_loader(loader)
+    try:
+        reg.available("stage")
+        reg.available("stage")
+        assert calls == [reg]
+    finally:
+        plugin_module._builtin_loaders.remove(loader)
