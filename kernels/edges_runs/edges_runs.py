@@ -56,12 +56,15 @@ def table_stage(
     fcount: wp.array(dtype=wp.int32),
 ) -> wp.int32:
     """Writes the run of slot i and, at a run's head, its edge; returns 1 at a head."""
-    if i >= live:
+    n = wp.min(live, wp.min(flag.shape[0], edge.shape[0]))
+    if i >= n:
         if i < edge.shape[0]:
             edge[i] = -1
         if i < a.shape[0]:
             a[i] = -1
+        if i < b.shape[0]:
             b[i] = -1
+        if i < fcount.shape[0]:
             fcount[i] = 0
         return 0
     r = edge[i] - 1
@@ -69,11 +72,11 @@ def table_stage(
     if flag[i] == 0:
         return 0
     j = i + 1
-    while j < live:
+    while j < n:
         if flag[j] != 0:
             break
         j = j + 1
-    if r >= 0 and r < a.shape[0]:
+    if r >= 0 and r < wp.min(a.shape[0], wp.min(b.shape[0], fcount.shape[0])):
         a[r] = ka[i]
         b[r] = kb[i]
         fcount[r] = j - i

@@ -53,11 +53,14 @@ def expand(
     c = wp.max(counts[i], 0)
     base = offsets[i]
     wp.atomic_add(owner_count, 0, wp.uint32(c))
-    for t in range(c):
+    # only the slots inside [0, cap) are visited: t from max(0, -base) to min(c, cap - base)
+    b64 = wp.int64(base)
+    t0 = wp.int32(wp.min(wp.max(wp.int64(0), -b64), wp.int64(c)))
+    t1 = wp.int32(wp.min(wp.int64(c), wp.int64(cap) - b64))
+    for t in range(t0, t1):
         k = base + t
-        if k >= 0 and k < cap:
-            owner[k] = i
-            local_index[k] = t
+        owner[k] = i
+        local_index[k] = t
     # @end
     # @when ELEMENTS device
     ne = wp.min(wp.int32(element_count[0]), wp.min(counts.shape[0], offsets.shape[0]))

@@ -11,6 +11,11 @@ counted in ``full``. On the CPU the dispatch runs in slot order, so each element
 is the least earlier element of its class; on CUDA the claim is an atomic compare and
 swap and the winner of a race is unspecified.
 
+A table bound with words of its own (``slots`` in place) is read safely: a word that
+names no live element (past the live count, past ``keys``) is passed over like a slot
+holding another key, so a table of foreign words ends with its elements counted in
+``full``.
+
 STAGE=find: ``parent`` (in place) points every live element at its root, following the
 pointers (at most as many steps as there are slots).
 
@@ -64,6 +69,12 @@ def hash_hook(
     if i >= live:
         return
     # @when STAGE hook
+    # a slot word naming no element the kernel can read (a table bound with foreign words)
+    # is passed over like a slot of another key; an element finding no place counts in full
+    known = wp.min(live, keys.shape[0])
+    # @when MATCH normal
+    known = wp.min(known, normal.shape[0])
+    # @end
     key = keys[i]
     t = slots.shape[0]
     done = wp.int32(0)
@@ -81,7 +92,7 @@ def hash_hook(
                     done = 1
                     break
                 cur = old
-            if cur >= 0:
+            if cur >= 0 and cur < known:
                 same = wp.int32(0)
                 if keys[cur] == key:
                     same = 1

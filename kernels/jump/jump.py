@@ -43,6 +43,8 @@ def jump(
     # @when COUNT device
     live = wp.min(wp.int32(domain_count[0]), parent_out.shape[0])
     # @end
+    # a pointer is followed only into slots every input holds (bound outputs may be longer)
+    live = wp.min(live, wp.min(parent.shape[0], wp.min(value.shape[0], span.shape[0])))
     if i >= live:
         parent_out[i] = i
         value_out[i] = 0

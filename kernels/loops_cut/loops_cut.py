@@ -37,6 +37,10 @@ def loops_cut(
     # @when COUNT device
     live = wp.min(wp.int32(domain_count[0]), head.shape[0])
     # @end
+    # a pointer is followed only into slots every input holds (bound outputs may be longer)
+    live = wp.min(
+        live, wp.min(wp.min(prev.shape[0], start.shape[0]), wp.min(rep.shape[0], root.shape[0]))
+    )
     if i >= live:
         head[i] = 0
         cut[i] = i

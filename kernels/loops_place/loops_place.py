@@ -32,6 +32,10 @@ def loops_place(
     # @when COUNT device
     live = wp.min(wp.int32(domain_count[0]), ring.shape[0])
     # @end
+    # a pointer is followed only into slots every input holds (bound outputs may be longer)
+    live = wp.min(
+        live, wp.min(wp.min(head.shape[0], ring_of.shape[0]), wp.min(root.shape[0], rank.shape[0]))
+    )
     if i >= live:
         ring[i] = -1
         pos[i] = 0

@@ -46,10 +46,10 @@ def scan(
     # @end
 ):
     # @when SEGMENTS plain
-    n = dst.shape[0]
-    live = n
+    n = wp.min(dst.shape[0], ends.shape[0])
+    live = wp.min(n, src.shape[0])
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), n)
+    live = wp.min(wp.int32(domain_count[0]), live)
     # @end
     acc = T(0)
     for i in range(live):
@@ -60,7 +60,8 @@ def scan(
     for i in range(live, n):
         dst[i] = acc
         ends[i] = acc
-    total[0] = acc
+    if total.shape[0] > 0:
+        total[0] = acc
     # @end
     # @when SEGMENTS device
     nseg = wp.min(total.shape[0], starts.shape[0])

@@ -12,11 +12,34 @@ the done Field is above 0): f is the step Field at p (WALK_STEP_HI=on: at the mi
 ``p + dt/2 * f``, a second-order step); WALK_STEP=add moves ``p += dt * f``, WALK_STEP=set
 takes ``p = f``. ``out[i]`` is where the point ends and ``taken[i]`` the steps it took.
 Past the live count: ``out`` is 0 and ``taken`` 0.
+
+Every access is bounded: a word read past ``u``, a column row or slot past ``cols``, and an
+operand popped from an empty stack read 0; a push past the 16-deep stack is dropped;
+lengths, lane counts and lane numbers are clamped to what exists (NaN reads 0). So a
+malformed program gives a defined (meaningless) answer, never a read outside a buffer.
 """
 
 import warp as wp
 
 stack16 = wp.types.matrix(shape=(16, 4), dtype=wp.float32)
+
+
+@wp.func
+def word(u: wp.array(dtype=wp.float32), k: wp.int32) -> wp.float32:
+    """u[k], or 0 for a k outside u: a program never reads past its buffer."""
+    if k >= 0 and k < u.shape[0]:
+        return u[k]
+    return 0.0
+
+
+@wp.func
+def whole(x: wp.float32, hi: wp.int32) -> wp.int32:
+    """x as a whole number clamped to [0, hi] (NaN and negatives: 0)."""
+    if x >= 0.0:
+        if x >= float(hi):
+            return hi
+        return wp.int32(x)
+    return 0
 
 
 @wp.func
@@ -33,32 +56,38 @@ def run_program(
     sp = wp.int32(0)
     pc = wp.int32(0)
     while pc < length:
-        op = wp.int32(u[start + 2 * pc])
-        arg = u[start + 2 * pc + 1]
+        op = whole(word(u, start + 2 * pc), 255)
+        arg = word(u, start + 2 * pc + 1)
         pc = pc + 1
         if op < 10:
             v = wp.vec4f(arg, arg, arg, arg)
             if op == 1:
                 v = wp.vec4f(p[0], p[1], 0.0, 0.0)
             elif op == 2:
-                code = wp.int32(arg)
+                code = whole(arg, 1 << 24)
                 row = code // 8
-                lanes = code - row * 8
+                lanes = wp.min(code - row * 8, 4)
                 v = wp.vec4f(0.0, 0.0, 0.0, 0.0)
                 if i < cols.shape[1]:
                     if lanes == 1:
-                        x = cols[row, i]
-                        v = wp.vec4f(x, x, x, x)
+                        if row < cols.shape[0]:
+                            x = cols[row, i]
+                            v = wp.vec4f(x, x, x, x)
                     else:
                         for lane in range(lanes):
-                            v[lane] = cols[row + lane, i]
+                            if row + lane < cols.shape[0]:
+                                v[lane] = cols[row + lane, i]
             elif op == 3:
                 v = wp.vec4f(float(i), float(i), float(i), float(i))
             elif op == 4:
                 v = wp.vec4f(float(k), float(k), float(k), float(k))
-            st[sp] = v
-            sp = sp + 1
+            if sp < 16:
+                st[sp] = v
+                sp = sp + 1
         elif op < 30:
+            while sp < 2:
+                st[sp] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+                sp = sp + 1
             a = st[sp - 2]
             b = st[sp - 1]
             sp = sp - 1
@@ -84,13 +113,16 @@ def run_program(
                     c = 1.0
                 r = wp.vec4f(c, c, c, c)
             elif op == 18:
-                lanes = wp.int32(arg)
+                lanes = whole(arg, 4)
                 d = wp.float32(0.0)
                 for lane in range(lanes):
                     d = d + a[lane] * b[lane]
                 r = wp.vec4f(d, d, d, d)
             st[sp - 1] = r
         elif op < 50:
+            if sp < 1:
+                st[0] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+                sp = 1
             a = st[sp - 1]
             r = -a
             if op == 31:
@@ -107,7 +139,7 @@ def run_program(
                 x = wp.cos(a[0])
                 r = wp.vec4f(x, x, x, x)
             elif op == 36 or op == 37:
-                lanes = wp.int32(arg)
+                lanes = whole(arg, 4)
                 d = wp.float32(0.0)
                 for lane in range(lanes):
                     d = d + a[lane] * a[lane]
@@ -119,12 +151,15 @@ def run_program(
                         for lane in range(lanes):
                             r[lane] = a[lane] / n
             elif op == 38:
-                x = a[wp.int32(arg)]
+                x = a[whole(arg, 3)]
                 r = wp.vec4f(x, x, x, x)
             st[sp - 1] = r
         else:
             # op 50: a vector of the top arg scalars (lane 0 of each)
-            lanes = wp.int32(arg)
+            lanes = wp.max(whole(arg, 4), 1)
+            while sp < lanes:
+                st[sp] = wp.vec4f(0.0, 0.0, 0.0, 0.0)
+                sp = sp + 1
             r = wp.vec4f(0.0, 0.0, 0.0, 0.0)
             for lane in range(lanes):
                 r[lane] = st[sp - lanes + lane][0]
@@ -155,9 +190,10 @@ def walk(
         out[i] = wp.vec2f(0.0, 0.0)
         taken[i] = 0
         return
-    n_step = wp.int32(u[0])
-    n_done = wp.int32(u[1])
-    n_prelude = wp.int32(u[2])
+    # a program's length is clamped to u's: a malformed u reads 0 past its end
+    n_step = whole(word(u, 0), u.shape[0])
+    n_done = whole(word(u, 1), u.shape[0])
+    n_prelude = whole(word(u, 2), u.shape[0])
     at_step = 3
     at_done = at_step + 2 * n_step
     at_prelude = at_done + 2 * n_done

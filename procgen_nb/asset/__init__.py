@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9_.-]*$")
+#: a kernel's folder name: no separators, no leading dot (``..`` would leave the folder)
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _lock = threading.RLock()
 
 
@@ -171,7 +173,18 @@ def resolve(identity: str, kind: str = "computeShader") -> KernelRef:
                 f"asset.resolve(identity): expected a prefix among {sorted(folders)}, got {prefix!r} "
                 f"in {identity!r}"
             )
-        folder = folders[prefix] / name
+        if not _NAME.match(name):
+            raise AssetError(
+                "asset.resolve(identity): expected a kernel name of letters, digits, '_', '.' "
+                f"and '-' not starting with '.' (inside its folder), got {name!r} in {identity!r}"
+            )
+        root = folders[prefix].resolve()
+        folder = (root / name).resolve()
+        if folder.parent != root:
+            raise AssetError(
+                f"asset.resolve(identity): expected a kernel folder inside {str(root)!r}, got "
+                f"{identity!r} leading to {str(folder)!r}"
+            )
         if not (folder / "bindings.yaml").is_file():
             known = [i for i in identities() if i.startswith(prefix + "/")]
             raise AssetError(f"asset.resolve(identity): expected one of {known}, got {identity!r}")

@@ -7,12 +7,25 @@ Top-level keys: ``kernel`` (the entry function, default the folder name), ``doc`
 ``element`` (f32, i32, u32, vec2, vec3, vec4, or the name of a specialize key whose
 options are elements), and optionally ``when``, ``order`` (columns), ``count`` and
 ``capacity`` (an integer, ``domain``, a uniform or a bind name), ``appended``, ``live``,
-``init`` (the value an output is filled with before the dispatch) and ``doc``.
+``init`` (the value an output is filled with before the dispatch), ``length`` and ``doc``.
+
+``length`` states the fewest elements a Column bound to the binding must hold, checked
+before every launch: ``domain`` (one per slot the dispatch covers: the number, or the
+capacity of a live count), an integer, or ``any`` (the kernel bounds every read of it by
+its own length: an index-like input such as a gather source or a hash table). A read
+buffer binding defaults to ``domain``; an output bound to a Column defaults to its
+``count`` when that is ``domain`` or an integer, and to ``any`` otherwise.
+
+The file is read without YAML aliases (an alias or a merge key is refused: a few hundred
+bytes of aliases can expand to gigabytes), without duplicate keys, and at most
+``MAX_BYTES`` long. Two bindings may share a name only when their ``when`` never hold
+together (one per variant).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +33,10 @@ from typing import Any
 import yaml
 
 from ..errors import BindingsFileError
+from ._preprocess import when_holds
+
+#: the largest bindings.yaml the loader reads
+MAX_BYTES = 256 * 1024
 
 ELEMENTS = ("f32", "i32", "u32", "vec2", "vec3", "vec4")
 KINDS = ("buffer", "columns", "texture")
@@ -38,6 +55,7 @@ _BINDING = (
     "appended",
     "live",
     "init",
+    "length",
     "doc",
 )
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -58,12 +76,32 @@ class Binding:
     appended: bool = False
     live: bool = False
     init: float | int | None = None
+    length: int | str | None = None
     doc: str = ""
 
     @property
     def writes(self) -> bool:
         """True for a binding the kernel writes."""
         return self.access in ("write", "read_write")
+
+    def length_rule(self) -> int | str:
+        """The ``length`` in force: the stated one, or the default (``domain`` or ``any``)."""
+        if self.length is not None:
+            return self.length
+        if self.kind != "buffer":
+            return "any"
+        if not self.writes:
+            return "domain"
+        if self.count == "domain" or isinstance(self.count, int):
+            return self.count
+        return "any"
+
+    def min_length(self, domain: int) -> int | None:
+        """The fewest elements a Column bound here must hold over ``domain`` slots, or None."""
+        rule = self.length_rule()
+        if rule == "any":
+            return None
+        return domain if rule == "domain" else int(rule)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +144,92 @@ def _count_value(path: Path, key: str, v: Any) -> int | str | None:
     if isinstance(v, str) and not _IDENT.match(v):
         raise _fail(path, key, v, "'domain' or a uniform or bind name")
     return v
+
+
+def _length_value(path: Path, key: str, v: Any) -> int | str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | str) or v in ("",):
+        raise _fail(path, key, v, "'domain', 'any' or an integer >= 0")
+    if isinstance(v, int) and v < 0:
+        raise _fail(path, key, v, "an integer >= 0")
+    if isinstance(v, str) and v not in ("domain", "any"):
+        raise _fail(path, key, v, "'domain', 'any' or an integer >= 0")
+    return v
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe loader that refuses aliases, merge keys and duplicate keys."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _AliasRefused(f"an alias *{event.anchor} at {event.start_mark}")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _AliasRefused(f"a merge key << at {key_node.start_mark}")
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict):
+                continue  # refused by the base constructor
+            if key in seen:
+                raise _AliasRefused(
+                    f"the key {key!r} twice in one mapping at {key_node.start_mark}"
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _AliasRefused(Exception):
+    pass
+
+
+def _read_yaml(path: Path) -> Any:
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise BindingsFileError(f"{path}: expected at most {MAX_BYTES} bytes, got {size}")
+    try:
+        return yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except _AliasRefused as e:
+        raise BindingsFileError(
+            f"{path}: expected YAML without aliases, merge keys or repeated keys, got {e}"
+        ) from None
+    except yaml.YAMLError as e:
+        raise BindingsFileError(f"{path}: expected valid YAML, got a parse error: {e}") from None
+
+
+def _when_keys(when: str | None) -> set[str]:
+    out: set[str] = set()
+    for alt in (when or "").split(";"):
+        out.update(alt.replace("=", " ").split()[::2])
+    return out
+
+
+def _check_names(path: Path, bindings: tuple[Binding, ...], spec_keys: dict) -> None:
+    """Refuses two bindings of one name whose ``when`` can hold in the same variant."""
+    by_name: dict[str, list[Binding]] = {}
+    for b in bindings:
+        by_name.setdefault(b.name, []).append(b)
+    for name, group in by_name.items():
+        for a, b in itertools.combinations(group, 2):
+            keys = sorted(_when_keys(a.when) | _when_keys(b.when))
+            for combo in itertools.product(*(spec_keys[k] for k in keys)):
+                opts = dict(zip(keys, combo))
+                for k, o in spec_keys.items():
+                    opts.setdefault(k, o[0])
+                where = f"{path}: bindings[{name}].when"
+                if when_holds(a.when, opts, where) and when_holds(b.when, opts, where):
+                    tag = ",".join(f"{k}={v}" for k, v in zip(keys, combo)) or "every variant"
+                    raise _fail(
+                        path,
+                        f"bindings[{name}]",
+                        name,
+                        f"distinct binding names in each variant (two bindings {name!r} hold "
+                        f"in {tag})",
+                    )
 
 
 def _binding(path: Path, i: int, raw: Any, spec_keys: dict[str, tuple[str, ...]]) -> Binding:
@@ -179,8 +303,11 @@ def _binding(path: Path, i: int, raw: Any, spec_keys: dict[str, tuple[str, ...]]
         appended=raw.get("appended", False),
         live=raw.get("live", False),
         init=init,
+        length=_length_value(path, f"{where}.length", raw.get("length")),
         doc=str(raw.get("doc", "")),
     )
+    if b.length is not None and b.kind != "buffer":
+        raise _fail(path, f"{where}.length", b.length, "no length on a columns or texture binding")
     if (b.appended or b.live or b.count is not None or b.capacity is not None) and not b.writes:
         raise _fail(path, f"{where}.access", b.access, "write or read_write for an output")
     return b
@@ -198,10 +325,7 @@ def load_spec(folder: Path, name: str) -> KernelSpec:
         raise BindingsFileError(f"{path}: expected a bindings.yaml file, got none")
     if not src.is_file():
         raise BindingsFileError(f"{src}: expected the kernel's Warp source, got none")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise BindingsFileError(f"{path}: expected valid YAML, got a parse error: {e}") from None
+    raw = _read_yaml(path)
     if not isinstance(raw, dict):
         raise _fail(path, "<top>", raw, "a mapping with bindings and specialize")
     unknown = sorted(set(raw) - set(_TOP))
@@ -229,6 +353,7 @@ def load_spec(folder: Path, name: str) -> KernelSpec:
     if not isinstance(raw_b, list):
         raise _fail(path, "bindings", raw_b, "a list of bindings")
     bindings = tuple(_binding(path, i, b, spec_keys) for i, b in enumerate(raw_b))
+    _check_names(path, bindings, spec_keys)
     dispatch = raw.get("dispatch", "domain")
     if dispatch not in DISPATCH:
         raise _fail(path, "dispatch", dispatch, f"one of {list(DISPATCH)}")

@@ -14,11 +14,14 @@ from ..asset import KernelRef
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
+from ..dynamic import cast
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
 
 _AUTO_UNIFORMS = ("count", "time", "frame")
+#: the most slots a dispatch covers: kernels index their slots with i32
+MAX_DOMAIN = 2**31 - 1
 
 
 def _describe(v: Any) -> str:
@@ -52,7 +55,7 @@ def _spread_uniforms(given: Mapping[str, Any], where: str) -> dict[str, Any]:
         elif _is_number(v):
             out[name] = v
         elif isinstance(v, tuple | list | np.ndarray) or wp.types.type_is_vector(type(v)):
-            lanes = [float(x) for x in v]
+            lanes = [cast(x, float) for x in v]  # a dynamic lane stays an expression
             if not 2 <= len(lanes) <= 4:
                 raise BindingError(f"{where} {name!r}: expected a Vec of 2 to 4 numbers, got {v!r}")
             for lane, x in zip("xyzw", lanes):
@@ -80,6 +83,34 @@ class _Call:
 
     def where(self, binding: str) -> str:
         return f"{self.name}: binding {binding!r}"
+
+    def check_length(self, bname: str, value: Any) -> None:
+        """Refuses a Column too short for what the kernel reads (or writes) of it.
+
+        A read binding holds one element per slot of the domain unless its schema states
+        another ``length`` (``any``: the kernel bounds every access by the length itself).
+        """
+        if isinstance(value, Column):
+            have = len(value)
+        elif isinstance(value, wp.array):
+            have = value.shape[0]
+        else:
+            return  # a Field is evaluated over the domain; other values are refused later
+        want = self.v.bindings[bname].min_length(self.dom.n)
+        if want is None or have >= want:
+            return
+        if self.v.bindings[bname].length_rule() == "domain":
+            what = (
+                f"the capacity {self.dom.n} of the live-count domain"
+                if self.dom.live is not None
+                else f"the domain of {self.dom.n}"
+            )
+        else:
+            what = f"the binding's length {want}"
+        raise BindingError(
+            f"{self.where(bname)}: expected a Column of at least {want} elements ({what}), "
+            f"got one of {have}"
+        )
 
     # -- inputs ---------------------------------------------------------------------
     def read_column(self, bname: str, value: Any) -> wp.array:
@@ -241,6 +272,10 @@ def kernel(
     if domain is None:
         domain = _implicit_domain(ref, bind, columns)
     dom = resolve_domain(domain, ctx)
+    if dom.n > MAX_DOMAIN:
+        raise BindingError(
+            f"{ref.identity}: domain: expected at most {MAX_DOMAIN} slots, got {dom.n}"
+        )
     spec_given = dict(specialize or {})
     names = ref.spec.option_names()
     scope = current_cook()
@@ -314,6 +349,15 @@ def kernel(
             )
         for k, v in dict(source).items():
             fallback.setdefault(k, v)
+
+    # every bound Column is checked against the domain before anything is allocated
+    for bname, b in variant.bindings.items():
+        if bname == "domain_count" or b.kind != "buffer":
+            continue
+        value = bind.get(bname)
+        if value is None and not b.writes:
+            value = fallback.get(bname)
+        call.check_length(bname, value)
 
     for bname, b in variant.bindings.items():
         if bname == "domain_count":
