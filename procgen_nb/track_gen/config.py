@@ -9,12 +9,12 @@ the device; a stage draws independent streams from it with ``b.salt("<stream>")`
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ParamsError
 from ..params import Field, Params
+from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive
 
 
 class ValidityParams(Params):
@@ -40,13 +40,7 @@ class ValidityParams(Params):
 
 
 def _int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise ParamsError(f"TrackGenConfig.{name}: expected an integer, got {value!r}")
-    value = int(value)
-    if value < lo or (hi is not None and value > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ParamsError(f"TrackGenConfig.{name}: expected an integer {rng}, got {value!r}")
-    return value
+    return check_int(f"TrackGenConfig.{name}", value, lo, hi)
 
 
 @dataclasses.dataclass
@@ -86,12 +80,9 @@ class TrackGenConfig:
     def __post_init__(self) -> None:
         self.num_envs = _int("num_envs", self.num_envs, 1, 1 << 24)
         self.num_points = _int("num_points", self.num_points, 8, 1 << 16)
-        self.seed = _int("seed", self.seed, -(1 << 31), (1 << 32) - 1)
-        self.epoch = _int("epoch", self.epoch, 0, (1 << 31) - 1)
-        s = self.scale
-        if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s) or s <= 0:
-            raise ParamsError(f"TrackGenConfig.scale: expected a positive number, got {s!r}")
-        self.scale = float(s)
+        self.seed = _int("seed", self.seed, *SEED_RANGE)
+        self.epoch = _int("epoch", self.epoch, *EPOCH_RANGE)
+        self.scale = check_positive("TrackGenConfig.scale", self.scale)
         if not isinstance(self.generator, str) or not self.generator:
             raise ParamsError(
                 f"TrackGenConfig.generator: expected a generator name, got {self.generator!r}"
@@ -102,7 +93,7 @@ class TrackGenConfig:
                 raise ParamsError(
                     f"TrackGenConfig.env_seeds: expected {self.num_envs} seeds, got {len(seeds)}"
                 )
-            self.env_seeds = tuple(_int("env_seeds[]", v, -(1 << 31), (1 << 32) - 1) for v in seeds)
+            self.env_seeds = tuple(_int("env_seeds[]", v, *SEED_RANGE) for v in seeds)
         self.validity = ValidityParams.resolve(self.validity)
 
     def env_seed_values(self) -> list[int]:

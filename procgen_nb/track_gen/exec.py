@@ -19,6 +19,7 @@ import warp as wp
 from ..errors import GeneratorError, NotCapturableError
 from ..launch import LaunchContext as _BaseLaunchContext
 from ..launch import Recording
+from ._checks import check_int
 
 _tls = threading.local()
 
@@ -97,13 +98,10 @@ class LaunchContext(_BaseLaunchContext):
         their work on the device (a per-env freeze) rather than leaving the loop early.
 
         Raises:
-            ValueError: a negative or non-integer bound.
+            ParamsError: a negative or non-integer bound.
         """
-        if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 0:
-            raise ValueError(
-                f"bounded_loop iterations: expected an integer >= 0, got {iterations!r}"
-            )
-        for i in range(int(iterations)):
+        iterations = check_int("bounded_loop iterations", iterations, 0)
+        for i in range(iterations):
             body(i)
 
     def sync(self) -> None:

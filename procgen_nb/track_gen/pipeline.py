@@ -28,6 +28,7 @@ import warp as wp
 from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..params import Params
 from . import ops
+from ._checks import check_epoch, mask_values
 from ._param_buffers import param_dtype, param_value
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
@@ -357,14 +358,14 @@ class TrackGenerator:
         """Generates every env (for ``epoch`` when given) and returns the device arrays.
 
         Raises:
-            ParamsError: an epoch that is not an integer >= 0.
+            ParamsError: an epoch that ``TrackGenConfig`` refuses (not an integer in
+                [0, 2**31 - 1]).
         """
         if epoch is not None:
-            if isinstance(epoch, bool) or int(epoch) != epoch or epoch < 0:
-                raise ParamsError(f"generate epoch: expected an integer >= 0, got {epoch!r}")
-            if int(epoch) != self.config.epoch:
-                self.config.epoch = int(epoch)
-                self.ctx.fill(self._epoch, int(epoch))
+            epoch = check_epoch("generate epoch", epoch)
+            if epoch != self.config.epoch:
+                self.config.epoch = epoch
+                self.ctx.fill(self._epoch, epoch)
         return self._run("generate")
 
     def regenerate(self, mask: Any = None) -> TrackResult:
@@ -375,7 +376,8 @@ class TrackGenerator:
                 non-zero envs are regenerated. Every other env keeps its bytes.
 
         Raises:
-            ParamsError: a mask of the wrong length.
+            ParamsError: a mask of the wrong length, or with a value that is not an integer
+                or a bool (0.5, NaN).
         """
         E = self.config.num_envs
         if mask is None:
@@ -389,11 +391,7 @@ class TrackGenerator:
                     )
                 self.ctx.copy(self._user_mask, mask)
             else:
-                m = np.asarray(mask).astype(np.int32).reshape(-1)
-                if m.shape != (E,):
-                    raise ParamsError(
-                        f"regenerate mask: expected {E} values, got {np.asarray(mask).shape}"
-                    )
+                m = mask_values("regenerate mask", mask, E)
                 self.ctx.copy(self._user_mask, self.ctx.upload(m, wp.int32))
             self.ctx.fill(self._mode, 1)
         return self._run("regenerate")
@@ -402,9 +400,12 @@ class TrackGenerator:
         """Emits one whole call through ``ctx`` (for recording into a caller's graph).
 
         Raises:
+            ParamsError: a mode other than ``"generate"`` and ``"regenerate"``.
             NotCapturableError: the pipeline has a HOST stage and ``ctx`` is recording.
             LegacyPluginStreamError: a legacy plugin recorded on another stream.
         """
+        if mode not in ("generate", "regenerate"):
+            raise ParamsError(f"enqueue mode: expected 'generate' or 'regenerate', got {mode!r}")
         if ctx.recording and self.host_driven:
             raise NotCapturableError(
                 f"generator {self.stage.name!r}: expected a capturable generator inside a "

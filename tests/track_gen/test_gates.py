@@ -319,7 +319,9 @@ def test_determinism_and_epochs():
 
 
 def test_epoch_refusal():
-    with pytest.raises(ParamsError, match="generate epoch: expected an integer >= 0, got -1"):
+    with pytest.raises(
+        ParamsError, match=r"generate epoch: expected an integer in \[0, 2147483647\], got -1"
+    ):
         gates(num_envs=2).generate(epoch=-1)
 
 

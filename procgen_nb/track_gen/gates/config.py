@@ -8,38 +8,23 @@ its streams with ``b.salt("<stream>")``.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import ParamsError
 from ...params import Params
+from .._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive
 
 #: the orderings the pipeline's order stages implement (``order.<name>``)
 ORDERINGS = ("ccw", "random_pairs", "raw")
 
 
 def _int(name: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-        raise ParamsError(f"GateGenConfig.{name}: expected an integer, got {value!r}")
-    if not lo <= int(value) <= hi:
-        raise ParamsError(
-            f"GateGenConfig.{name}: expected an integer in [{lo}, {hi}], got {value!r}"
-        )
-    return int(value)
+    return check_int(f"GateGenConfig.{name}", value, lo, hi)
 
 
 def _positive(name: str, value: Any, allow_zero: bool = False) -> float:
-    ok = (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and (value >= 0 if allow_zero else value > 0)
-    )
-    if not ok:
-        what = "a number >= 0" if allow_zero else "a positive number"
-        raise ParamsError(f"GateGenConfig.{name}: expected {what}, got {value!r}")
-    return float(value)
+    return check_positive(f"GateGenConfig.{name}", value, allow_zero)
 
 
 @dataclasses.dataclass
@@ -89,8 +74,8 @@ class GateGenConfig:
                 f"GateGenConfig.max_gates: expected an integer >= min_gates={self.min_gates}, "
                 f"got {self.max_gates}"
             )
-        self.seed = _int("seed", self.seed, -(1 << 31), (1 << 32) - 1)
-        self.epoch = _int("epoch", self.epoch, 0, (1 << 31) - 1)
+        self.seed = _int("seed", self.seed, *SEED_RANGE)
+        self.epoch = _int("epoch", self.epoch, *EPOCH_RANGE)
         self.scale = _positive("scale", self.scale)
         self.min_spacing = _positive("min_spacing", self.min_spacing, allow_zero=True)
         self.gate_size = _positive("gate_size", self.gate_size)
@@ -109,7 +94,7 @@ class GateGenConfig:
                 raise ParamsError(
                     f"GateGenConfig.env_seeds: expected {self.num_envs} seeds, got {len(seeds)}"
                 )
-            self.env_seeds = tuple(_int("env_seeds[]", v, -(1 << 31), (1 << 32) - 1) for v in seeds)
+            self.env_seeds = tuple(_int("env_seeds[]", v, *SEED_RANGE) for v in seeds)
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""

@@ -179,7 +179,7 @@ class Course:
         """Makes every env's course again (for ``epoch`` when given); returns ``self``.
 
         Raises:
-            ParamsError: an epoch that is not an integer >= 0.
+            ParamsError: an epoch that the configs refuse (not an integer in [0, 2**31 - 1]).
         """
         first, second = (self.gates, self.track) if self.gates_first else (self.track, self.gates)
         first.generate(epoch)

@@ -35,6 +35,7 @@ import warp as wp
 from ...errors import GeneratorError, ParamsError
 from ...params import Params
 from .. import ops
+from .._checks import check_epoch
 from .._spec_stage import resolve_params
 from ..exec import LaunchContext, StageBuilder
 from ..ops import _kernels as _ok
@@ -394,11 +395,11 @@ class GateGenerator:
         """Generates every env's gates (for ``epoch`` when given); returns the device arrays.
 
         Raises:
-            ParamsError: an epoch that is not an integer >= 0.
+            ParamsError: an epoch that ``GateGenConfig`` refuses (not an integer in
+                [0, 2**31 - 1]).
         """
         if epoch is not None:
-            if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
-                raise ParamsError(f"generate epoch: expected an integer >= 0, got {epoch!r}")
+            epoch = check_epoch("generate epoch", epoch)
             if epoch != self.config.epoch:
                 self.config.epoch = epoch
                 self.ctx.fill(self._epoch, epoch)

@@ -12,14 +12,17 @@ Random streams (:ref:`ops-rng-keying`): an op that samples takes the env seeds a
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 import warp as wp
 
+from ...errors import ParamsError
 from . import _kernels as _k
 from . import funcs
+from ._checks import BUILD, need_array, need_masks, need_size
+from ._scratch import ArcScratch, GridScratch, _check_arc, grid_size
+from ._validity import check_tracks, self_intersections, turning_number
 
 
 def fill(ctx: Any, arr: wp.array, value: Any) -> None:
@@ -29,45 +32,18 @@ def fill(ctx: Any, arr: wp.array, value: Any) -> None:
         ctx: the call's launch context.
         arr: any device array.
         value: a scalar (or vector) of the array's dtype.
+
+    Raises:
+        ParamsError: ``arr`` is not a ``wp.array`` (None included).
     """
+    if not isinstance(arr, wp.array):
+        got = "None" if arr is None else type(arr).__name__
+        raise ParamsError(f"ops.fill arr: expected a wp.array ({BUILD}), got {got}")
     ctx.fill(arr, value)
 
 
-@dataclasses.dataclass
-class ArcScratch:
-    """The four buffers of ``arc_resample``.
-
-    Attributes:
-        cum: ``[E*(raw+1)]`` float32 cumulative lengths.
-        seg: ``[E*N]`` int32, the source segment of each output point (for attributes).
-        t: ``[E*N]`` float32, the position along that segment.
-        counts: ``[E]`` int32 holding ``raw`` for every env: the default point count, and
-            the default all-active mask.
-
-    Build one with ``ArcScratch.alloc`` (outside any recording) or from ``b.scratch`` buffers.
-    """
-
-    cum: wp.array
-    seg: wp.array
-    t: wp.array
-    counts: wp.array
-
-    @classmethod
-    def alloc(cls, device: str, num_envs: int, raw: int, num_points: int) -> ArcScratch:
-        """Allocates the buffers for ``num_envs`` loops of up to ``raw`` points.
-
-        Raises:
-            ValueError: a size below 1.
-        """
-        for name, v in (("num_envs", num_envs), ("raw", raw), ("num_points", num_points)):
-            if int(v) < 1:
-                raise ValueError(f"ArcScratch.{name}: expected an integer >= 1, got {v!r}")
-        return cls(
-            cum=wp.zeros(num_envs * (raw + 1), dtype=float, device=device),
-            seg=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
-            t=wp.zeros(num_envs * num_points, dtype=float, device=device),
-            counts=wp.full(num_envs, int(raw), dtype=wp.int32, device=device),
-        )
+def _sizes(num_envs: Any, raw: Any, num_points: Any) -> tuple[tuple[str, Any], ...]:
+    return (("num_envs", num_envs), ("raw", raw), ("num_points", num_points))
 
 
 def arc_resample(
@@ -92,7 +68,17 @@ def arc_resample(
         num_envs, raw, num_points: the sizes.
         counts: ``[E]`` int32 points per env (``raw`` for every env when None).
         active: ``[E]`` int32 mask; envs with 0 are left untouched (all when None).
+
+    Raises:
+        ParamsError: a scratch that is not an ``ArcScratch`` for these sizes (None
+            included), or an array of the wrong dtype or too short.
     """
+    op = "arc_resample"
+    E, raw, num_points = (need_size(op, n, v) for n, v in _sizes(num_envs, raw, num_points))
+    scratch = _check_arc(op, scratch, E, raw, num_points, xy=True)
+    need_array(op, "src", src, wp.vec2, E * raw, f"[num_envs*raw] vec2; {BUILD}")
+    need_array(op, "dst", dst, wp.vec2, E * num_points, f"[num_envs*num_points] vec2; {BUILD}")
+    need_masks(op, E, counts=counts, active=active)
     counts = scratch.counts if counts is None else counts
     ctx.launch(
         _k._arc_resample_k,
@@ -127,7 +113,16 @@ def arc_resample_attribute(
     Args:
         src: ``[E*raw]`` float32 values; dst: ``[E*num_points]`` float32 output.
         counts, active: the arrays given to ``arc_resample``.
+
+    Raises:
+        ParamsError: as ``arc_resample``.
     """
+    op = "arc_resample_attribute"
+    E, raw, num_points = (need_size(op, n, v) for n, v in _sizes(num_envs, raw, num_points))
+    scratch = _check_arc(op, scratch, E, raw, num_points, xy=False)
+    need_array(op, "src", src, wp.float32, E * raw, f"[num_envs*raw] float32; {BUILD}")
+    need_array(op, "dst", dst, wp.float32, E * num_points, f"[num_envs*num_points]; {BUILD}")
+    need_masks(op, E, counts=counts, active=active)
     ctx.launch(
         _k._attr_resample_k,
         num_envs * num_points,
@@ -165,7 +160,26 @@ def resample_uniform(
         t_wp: ``[E*dst_points]`` float32 scratch.
         counts: ``[E]`` int32 holding ``src_points`` for every env (it doubles as the
             all-active mask when every value is non-zero).
+
+    ``ops.ArcScratch.alloc(device, num_envs, src_points, dst_points)`` allocates the four
+    scratch buffers: ``seg_wp=.seg``, ``s_wp=.cum``, ``counts=.counts``, ``t_wp=.t``.
+
+    Raises:
+        ParamsError: a scratch buffer that is None (the op never allocates), of the wrong
+            dtype or too short; the message names the helper that allocates it.
     """
+    op = "resample_uniform"
+    E, sp, dp = (
+        need_size(op, n, v)
+        for n, v in (("num_envs", num_envs), ("src_points", src_points), ("dst_points", dst_points))
+    )
+    arc = "ops.ArcScratch.alloc(device, num_envs, src_points, dst_points).{} allocates it"
+    need_array(op, "src", src, wp.vec2, E * sp, f"[num_envs*src_points] vec2; {BUILD}")
+    need_array(op, "dst", dst, wp.vec2, E * dp, f"[num_envs*dst_points] vec2; {BUILD}")
+    need_array(op, "seg_wp", seg_wp, wp.int32, E * dp, arc.format("seg"))
+    need_array(op, "s_wp", s_wp, wp.float32, E * (sp + 1), arc.format("cum"))
+    need_array(op, "counts", counts, wp.int32, E, arc.format("counts"))
+    need_array(op, "t_wp", t_wp, wp.float32, E * dp, arc.format("t"))
     ctx.launch(
         _k._arc_resample_k,
         num_envs,
@@ -194,12 +208,26 @@ def resample_constant_spacing(
         truncated: ``[E]`` int32 set to 1 where the loop needed more than ``max_points``
             points (left on the device: read it when you need it).
     Raises:
-        ValueError: a spacing that is not a positive finite number.
+        ParamsError: a spacing that is not a positive finite number, or an array that is
+            None, of the wrong dtype or too short.
     """
-    if not (isinstance(spacing, int | float) and math.isfinite(spacing) and spacing > 0):
-        raise ValueError(
+    op = "resample_constant_spacing"
+    if not (
+        isinstance(spacing, int | float)
+        and not isinstance(spacing, bool)
+        and math.isfinite(spacing)
+        and spacing > 0
+    ):
+        raise ParamsError(
             f"resample_constant_spacing spacing: expected a positive number, got {spacing!r}"
         )
+    E = need_size(op, "num_envs", num_envs)
+    sp = need_size(op, "src_points", src_points)
+    mp = need_size(op, "max_points", max_points)
+    need_array(op, "src", src, wp.vec2, E * sp, f"[num_envs*src_points] vec2; {BUILD}")
+    need_array(op, "dst", dst, wp.vec2, E * mp, f"[num_envs*max_points] vec2; {BUILD}")
+    need_array(op, "out_count", out_count, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    need_array(op, "truncated", truncated, wp.int32, E, f"[num_envs] int32; {BUILD}")
     ctx.launch(
         _k._constant_spacing_k,
         num_envs,
@@ -211,10 +239,15 @@ def sample_counts(ctx: Any, seeds: wp.array, salt: int, lo: int, hi: int, out: w
     """Writes one integer per env, uniform in ``[lo, hi]``, from the stream ``salt``.
 
     Raises:
-        ValueError: ``lo > hi``.
+        ParamsError: ``lo > hi``, or ``seeds`` / ``out`` None, not int32 or shorter than E.
     """
-    if int(lo) > int(hi):
-        raise ValueError(f"sample_counts lo, hi: expected lo <= hi, got ({lo}, {hi})")
+    op = "sample_counts"
+    lo = need_size(op, "lo", lo, -(1 << 31))
+    hi = need_size(op, "hi", hi, -(1 << 31))
+    if lo > hi:
+        raise ParamsError(f"sample_counts lo, hi: expected lo <= hi, got ({lo}, {hi})")
+    need_array(op, "out", out, wp.int32, 1, f"[num_envs] int32; {BUILD}")
+    need_array(op, "seeds", seeds, wp.int32, out.shape[0], "[num_envs] int32: b.seed")
     ctx.launch(_k._sample_counts_k, out.shape[0], [seeds, int(salt), int(lo), int(hi), out])
 
 
@@ -233,7 +266,19 @@ def grid_cells(
     Args:
         perm: ``[E*grid*grid]`` int32 scratch.
         out_cells: ``[E*max_count]`` int32 cell indices (``cy*grid + cx``), -1 past the count.
+
+    Raises:
+        ParamsError: an array that is None, of the wrong dtype or too short (E is
+            ``counts.shape[0]``), or a grid or max_count that is not an integer >= 1.
     """
+    op = "grid_cells"
+    grid = need_size(op, "grid", grid)
+    max_count = need_size(op, "max_count", max_count)
+    need_array(op, "counts", counts, wp.int32, 1, f"[num_envs] int32; {BUILD}")
+    E = counts.shape[0]
+    need_array(op, "seeds", seeds, wp.int32, E, "[num_envs] int32: b.seed")
+    need_array(op, "perm", perm, wp.int32, E * grid * grid, f"[num_envs*grid*grid]; {BUILD}")
+    need_array(op, "out_cells", out_cells, wp.int32, E * max_count, f"[E*max_count]; {BUILD}")
     ctx.launch(
         _k._grid_cells_k,
         counts.shape[0],
@@ -259,7 +304,18 @@ def sample_grid_points(
         cells: ``[E*max_count]`` from ``grid_cells``.
         jitter: 0 puts points at cell centres, 1 anywhere in the cell.
         out_xy: ``[E*max_count]`` vec2; NaN past each env's count.
+
+    Raises:
+        ParamsError: as ``grid_cells``.
     """
+    op = "sample_grid_points"
+    grid = need_size(op, "grid", grid)
+    max_count = need_size(op, "max_count", max_count)
+    need_array(op, "counts", counts, wp.int32, 1, f"[num_envs] int32; {BUILD}")
+    E = counts.shape[0]
+    need_array(op, "seeds", seeds, wp.int32, E, "[num_envs] int32: b.seed")
+    need_array(op, "cells", cells, wp.int32, E * max_count, "ops.grid_cells' out_cells")
+    need_array(op, "out_xy", out_xy, wp.vec2, E * max_count, f"[E*max_count] vec2; {BUILD}")
     ctx.launch(
         _k._sample_grid_points_k,
         counts.shape[0] * int(max_count),
@@ -279,138 +335,16 @@ def sample_grid_points(
 
 def angle_sort(ctx: Any, xy: wp.array, counts: wp.array, max_count: int) -> None:
     """Sorts each env's first ``counts[e]`` points counter-clockwise around their centroid,
-    in place. A count <= 0 is an empty env (nothing moves)."""
+    in place. A count <= 0 is an empty env (nothing moves).
+
+    Raises:
+        ParamsError: ``xy`` or ``counts`` None, of the wrong dtype or too short.
+    """
+    op = "angle_sort"
+    max_count = need_size(op, "max_count", max_count)
+    need_array(op, "counts", counts, wp.int32, 1, f"[num_envs] int32; {BUILD}")
+    need_array(op, "xy", xy, wp.vec2, counts.shape[0] * max_count, f"[E*max_count]; {BUILD}")
     ctx.launch(_k._angle_sort_k, counts.shape[0], [xy, counts, int(max_count)])
-
-
-@dataclasses.dataclass
-class GridScratch:
-    """Per-env scratch of ``self_intersections`` and ``check_tracks``: the x-monotone chains
-    of the crossing test and the uniform grid of the clearance test.
-
-    Attributes:
-        grid: cells per side (G) of the clearance grid. cap: grid entries per env.
-        start: ``[E*(G*G+2)]`` int32 cell starts. items: ``[E*cap]`` int32 segment ids.
-        vcell: ``[E*N]`` int32, each point's cell.
-        ones: ``[E]`` int32 of ones (the default active mask and generator verdict).
-        chain, chain_n: ``[E*N]`` int32, the x-monotone chains (start, signed length).
-    """
-
-    grid: int
-    cap: int
-    start: wp.array
-    items: wp.array
-    vcell: wp.array
-    ones: wp.array
-    chain: wp.array
-    chain_n: wp.array
-
-    @classmethod
-    def alloc(cls, device: str, num_envs: int, num_points: int) -> GridScratch:
-        """Allocates the scratch for ``num_envs`` loops of ``num_points`` points."""
-        g = grid_size(num_points)
-        cap = 4 * num_points + 16
-        return cls(
-            grid=g,
-            cap=cap,
-            start=wp.zeros(num_envs * (g * g + 2), dtype=wp.int32, device=device),
-            items=wp.zeros(num_envs * cap, dtype=wp.int32, device=device),
-            vcell=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
-            ones=wp.full(num_envs, 1, dtype=wp.int32, device=device),
-            chain=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
-            chain_n=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
-        )
-
-
-def grid_size(num_points: int) -> int:
-    """Returns the cells per side used for loops of ``num_points`` points (about sqrt(N))."""
-    return max(2, min(64, int(round(math.sqrt(num_points)))))
-
-
-def self_intersections(
-    ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array, scratch: GridScratch
-) -> None:
-    """Counts the crossing pairs of non-adjacent segments of each closed loop.
-
-    Each loop is cut into x-monotone chains; only chains whose x-ranges overlap are
-    compared, by a merge along x (about O(N) for a track, O(N^2) at worst). Orientation
-    tests run in float64 from the float32 points, so their signs are exact.
-
-    Args:
-        xy: ``[E*num_points]`` vec2 closed loops.
-        out: ``[E]`` int32 number of intersecting segment pairs (touching counts).
-        scratch: a ``GridScratch`` for ``E`` and ``num_points``.
-    """
-    ctx.launch(
-        _k._self_intersections_k,
-        num_envs,
-        [xy, num_points, scratch.chain, scratch.chain_n, out],
-    )
-
-
-def check_tracks(
-    ctx: Any,
-    xy: wp.array,
-    num_envs: int,
-    num_points: int,
-    scratch: GridScratch,
-    min_radius: wp.array,
-    width: wp.array,
-    valid: wp.array,
-    reason: wp.array,
-    crossings: wp.array,
-    turning: wp.array,
-    active: wp.array | None = None,
-    gen_valid: wp.array | None = None,
-) -> None:
-    """The validity stage: decides each closed loop's validity on the device.
-
-    An env is valid when the generator accepted it (``gen_valid``), every point is finite
-    and every segment (the closing one too) has a positive length, no two non-adjacent
-    segments touch, its turning number is +1 or -1, every circumradius of three
-    consecutive points is at least ``min_radius[0]`` and any two points more than
-    ``pi * width[0] / 2`` apart along the loop (index distance times the mean spacing) are
-    at least ``width[0]`` apart. Both thresholds live in one-element device buffers; 0
-    disables a check.
-
-    Args:
-        xy: ``[E*N]`` vec2 loops. scratch: a ``GridScratch`` for E and N.
-        min_radius, width: ``[1]`` float32 device buffers.
-        valid: ``[E]`` int32 out (1 valid). reason: ``[E]`` int32 out, bits of
-            ``pipeline.REASONS``. crossings: ``[E]`` int32 out, crossing pairs.
-            turning: ``[E]`` int32 out, turning numbers.
-        active: ``[E]`` int32 mask; inactive envs are left untouched (all when None).
-        gen_valid: ``[E]`` int32 generator verdicts (all accepted when None).
-    """
-    ctx.launch(
-        _k._validity_k,
-        num_envs,
-        [
-            xy,
-            num_points,
-            scratch.ones if active is None else active,
-            scratch.ones if gen_valid is None else gen_valid,
-            min_radius,
-            width,
-            scratch.grid,
-            scratch.start,
-            scratch.items,
-            scratch.cap,
-            scratch.vcell,
-            scratch.chain,
-            scratch.chain_n,
-            valid,
-            reason,
-            crossings,
-            turning,
-        ],
-    )
-
-
-def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array) -> None:
-    """Writes each loop's turning number: the signed count of times its tangent passes the
-    +x direction (equal to the summed exterior angles / 2 pi, without trigonometry)."""
-    ctx.launch(_k._turning_number_k, num_envs, [xy, num_points, out])
 
 
 __all__ = [

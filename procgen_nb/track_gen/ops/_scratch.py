@@ -1,0 +1,130 @@
+"""The scratch buffers of the ops: ``ArcScratch`` (resampling) and ``GridScratch``
+(crossings and the validity stage), with the checks an op runs on one it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import warp as wp
+
+from ._checks import need_array, need_scratch, need_size
+
+_ARC = "ops.ArcScratch.alloc(device, num_envs, raw, num_points) allocates one"
+_GRID = "ops.GridScratch.alloc(device, num_envs, num_points) allocates one"
+
+
+@dataclasses.dataclass
+class ArcScratch:
+    """The four buffers of ``arc_resample``.
+
+    Attributes:
+        cum: ``[E*(raw+1)]`` float32 cumulative lengths.
+        seg: ``[E*N]`` int32, the source segment of each output point (for attributes).
+        t: ``[E*N]`` float32, the position along that segment.
+        counts: ``[E]`` int32 holding ``raw`` for every env: the default point count, and
+            the default all-active mask.
+
+    Build one with ``ArcScratch.alloc`` (outside any recording) or from ``b.scratch`` buffers.
+    """
+
+    cum: wp.array
+    seg: wp.array
+    t: wp.array
+    counts: wp.array
+
+    @classmethod
+    def alloc(cls, device: str, num_envs: int, raw: int, num_points: int) -> ArcScratch:
+        """Allocates the buffers for ``num_envs`` loops of up to ``raw`` points.
+
+        Raises:
+            ParamsError: a size that is not an integer >= 1.
+        """
+        num_envs = need_size("ArcScratch.alloc", "num_envs", num_envs)
+        raw = need_size("ArcScratch.alloc", "raw", raw)
+        num_points = need_size("ArcScratch.alloc", "num_points", num_points)
+        return cls(
+            cum=wp.zeros(num_envs * (raw + 1), dtype=float, device=device),
+            seg=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            t=wp.zeros(num_envs * num_points, dtype=float, device=device),
+            counts=wp.full(num_envs, int(raw), dtype=wp.int32, device=device),
+        )
+
+
+@dataclasses.dataclass
+class GridScratch:
+    """Per-env scratch of ``self_intersections`` and ``check_tracks``: the x-monotone chains
+    of the crossing test and the uniform grid of the clearance test.
+
+    Attributes:
+        grid: cells per side (G) of the clearance grid. cap: grid entries per env.
+        start: ``[E*(G*G+2)]`` int32 cell starts. items: ``[E*cap]`` int32 segment ids.
+        vcell: ``[E*N]`` int32, each point's cell.
+        ones: ``[E]`` int32 of ones (the default active mask and generator verdict).
+        chain, chain_n: ``[E*N]`` int32, the x-monotone chains (start, signed length).
+    """
+
+    grid: int
+    cap: int
+    start: wp.array
+    items: wp.array
+    vcell: wp.array
+    ones: wp.array
+    chain: wp.array
+    chain_n: wp.array
+
+    @classmethod
+    def alloc(cls, device: str, num_envs: int, num_points: int) -> GridScratch:
+        """Allocates the scratch for ``num_envs`` loops of ``num_points`` points.
+
+        Raises:
+            ParamsError: a size that is not an integer >= 1.
+        """
+        num_envs = need_size("GridScratch.alloc", "num_envs", num_envs)
+        num_points = need_size("GridScratch.alloc", "num_points", num_points)
+        g = grid_size(num_points)
+        cap = 4 * num_points + 16
+        return cls(
+            grid=g,
+            cap=cap,
+            start=wp.zeros(num_envs * (g * g + 2), dtype=wp.int32, device=device),
+            items=wp.zeros(num_envs * cap, dtype=wp.int32, device=device),
+            vcell=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            ones=wp.full(num_envs, 1, dtype=wp.int32, device=device),
+            chain=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            chain_n=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+        )
+
+
+def grid_size(num_points: int) -> int:
+    """Returns the cells per side used for loops of ``num_points`` points (about sqrt(N))."""
+    return max(2, min(64, int(round(math.sqrt(num_points)))))
+
+
+def _check_arc(op: str, scratch: Any, E: int, raw: int, N: int, xy: bool) -> ArcScratch:
+    scratch = need_scratch(op, "scratch", scratch, ArcScratch, _ARC)
+    if xy:
+        need_array(op, "scratch.cum", scratch.cum, wp.float32, E * (raw + 1), _ARC)
+    need_array(op, "scratch.seg", scratch.seg, wp.int32, E * N, _ARC)
+    need_array(op, "scratch.t", scratch.t, wp.float32, E * N, _ARC)
+    need_array(op, "scratch.counts", scratch.counts, wp.int32, E, _ARC)
+    return scratch
+
+
+def _check_grid(op: str, scratch: Any, E: int, N: int, chains_only: bool) -> GridScratch:
+    scratch = need_scratch(op, "scratch", scratch, GridScratch, _GRID)
+    need_array(op, "scratch.chain", scratch.chain, wp.int32, E * N, _GRID)
+    need_array(op, "scratch.chain_n", scratch.chain_n, wp.int32, E * N, _GRID)
+    if not chains_only:
+        g = need_size(op, "scratch.grid", scratch.grid)
+        cap = need_size(op, "scratch.cap", scratch.cap)
+        need_array(op, "scratch.start", scratch.start, wp.int32, E * (g * g + 2), _GRID)
+        need_array(op, "scratch.items", scratch.items, wp.int32, E * cap, _GRID)
+        need_array(op, "scratch.vcell", scratch.vcell, wp.int32, E * N, _GRID)
+        need_array(op, "scratch.ones", scratch.ones, wp.int32, E, _GRID)
+    return scratch
+
+
+__all__ = ["ArcScratch", "GridScratch", "grid_size"]

@@ -1,0 +1,135 @@
+"""The loop checks: crossings, turning numbers and the validity stage (``check_tracks``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import warp as wp
+
+from . import _kernels as _k
+from ._checks import BUILD, need_array, need_masks, need_size
+from ._scratch import GridScratch, _check_grid
+
+
+def self_intersections(
+    ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array, scratch: GridScratch
+) -> None:
+    """Counts the crossing pairs of non-adjacent segments of each closed loop.
+
+    Each loop is cut into x-monotone chains; only chains whose x-ranges overlap are
+    compared, by a merge along x (about O(N) for a track, O(N^2) at worst). Orientation
+    tests run in float64 from the float32 points, so their signs are exact.
+
+    Args:
+        xy: ``[E*num_points]`` vec2 closed loops.
+        out: ``[E]`` int32 number of intersecting segment pairs (touching counts).
+        scratch: a ``GridScratch`` for ``E`` and ``num_points``.
+
+    Raises:
+        ParamsError: a scratch that is not a ``GridScratch`` for these sizes (None
+            included), or an array of the wrong dtype or too short.
+    """
+    op = "self_intersections"
+    E = need_size(op, "num_envs", num_envs)
+    N = need_size(op, "num_points", num_points)
+    scratch = _check_grid(op, scratch, E, N, chains_only=True)
+    need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
+    need_array(op, "out", out, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    ctx.launch(
+        _k._self_intersections_k,
+        num_envs,
+        [xy, num_points, scratch.chain, scratch.chain_n, out],
+    )
+
+
+def check_tracks(
+    ctx: Any,
+    xy: wp.array,
+    num_envs: int,
+    num_points: int,
+    scratch: GridScratch,
+    min_radius: wp.array,
+    width: wp.array,
+    valid: wp.array,
+    reason: wp.array,
+    crossings: wp.array,
+    turning: wp.array,
+    active: wp.array | None = None,
+    gen_valid: wp.array | None = None,
+) -> None:
+    """The validity stage: decides each closed loop's validity on the device.
+
+    An env is valid when the generator accepted it (``gen_valid``), every point is finite
+    and every segment (the closing one too) has a positive length, no two non-adjacent
+    segments touch, its turning number is +1 or -1, every circumradius of three
+    consecutive points is at least ``min_radius[0]`` and any two points more than
+    ``pi * width[0] / 2`` apart along the loop (index distance times the mean spacing) are
+    at least ``width[0]`` apart. Both thresholds live in one-element device buffers; 0
+    disables a check.
+
+    Args:
+        xy: ``[E*N]`` vec2 loops. scratch: a ``GridScratch`` for E and N.
+        min_radius, width: ``[1]`` float32 device buffers.
+        valid: ``[E]`` int32 out (1 valid). reason: ``[E]`` int32 out, bits of
+            ``pipeline.REASONS``. crossings: ``[E]`` int32 out, crossing pairs.
+            turning: ``[E]`` int32 out, turning numbers.
+        active: ``[E]`` int32 mask; inactive envs are left untouched (all when None).
+        gen_valid: ``[E]`` int32 generator verdicts (all accepted when None).
+
+    Raises:
+        ParamsError: a scratch that is not a ``GridScratch`` for these sizes (None
+            included), a loop of fewer than 3 points, or an array of the wrong dtype or
+            too short.
+    """
+    op = "check_tracks"
+    E = need_size(op, "num_envs", num_envs)
+    N = need_size(op, "num_points", num_points, 3)
+    scratch = _check_grid(op, scratch, E, N, chains_only=False)
+    need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
+    for name, arr in (("min_radius", min_radius), ("width", width)):
+        need_array(op, name, arr, wp.float32, 1, f"a [1] float32 buffer; {BUILD}")
+    outs = {"valid": valid, "reason": reason, "crossings": crossings, "turning": turning}
+    for name, arr in outs.items():
+        need_array(op, name, arr, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    need_masks(op, E, active=active, gen_valid=gen_valid)
+    ctx.launch(
+        _k._validity_k,
+        num_envs,
+        [
+            xy,
+            num_points,
+            scratch.ones if active is None else active,
+            scratch.ones if gen_valid is None else gen_valid,
+            min_radius,
+            width,
+            scratch.grid,
+            scratch.start,
+            scratch.items,
+            scratch.cap,
+            scratch.vcell,
+            scratch.chain,
+            scratch.chain_n,
+            valid,
+            reason,
+            crossings,
+            turning,
+        ],
+    )
+
+
+def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array) -> None:
+    """Writes each loop's turning number: the signed count of times its tangent passes the
+    +x direction (equal to the summed exterior angles / 2 pi, without trigonometry).
+
+    Raises:
+        ParamsError: ``xy`` or ``out`` None, of the wrong dtype or too short.
+    """
+    op = "turning_number"
+    E = need_size(op, "num_envs", num_envs)
+    N = need_size(op, "num_points", num_points)
+    need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
+    need_array(op, "out", out, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    ctx.launch(_k._turning_number_k, num_envs, [xy, num_points, out])
+
+
+__all__ = ["check_tracks", "self_intersections", "turning_number"]
