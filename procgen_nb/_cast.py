@@ -1,4 +1,9 @@
-"""Casts by value between Float, Int and UInt columns (one Warp module, built once)."""
+"""Casts by value between Float, Int and UInt columns (one Warp module, built once).
+
+A value the target word cannot hold saturates: a Float above the largest Int (UInt) reads
+as the largest, below the least as the least, NaN as 0; a UInt above 2**31 - 1 read as Int
+is 2**31 - 1 and a negative Int read as UInt is 0. Nothing wraps, on every device.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,27 @@ import warp as wp
 @wp.kernel
 def _f32_to_i32(src: wp.array(dtype=wp.float32), dst: wp.array(dtype=wp.int32)):
     i = wp.tid()
-    dst[i] = wp.int32(src[i])
+    x = src[i]
+    r = wp.int32(0)
+    if x >= 2147483648.0:
+        r = wp.int32(2147483647)
+    elif x <= -2147483648.0:
+        r = wp.int32(-2147483647 - 1)
+    elif x == x:
+        r = wp.int32(x)
+    dst[i] = r
 
 
 @wp.kernel
 def _f32_to_u32(src: wp.array(dtype=wp.float32), dst: wp.array(dtype=wp.uint32)):
     i = wp.tid()
-    dst[i] = wp.uint32(wp.max(src[i], 0.0))
+    x = src[i]
+    r = wp.uint32(0)
+    if x >= 4294967296.0:
+        r = wp.uint32(0) - wp.uint32(1)  # the largest u32
+    elif x > 0.0:
+        r = wp.uint32(x)
+    dst[i] = r
 
 
 @wp.kernel
@@ -40,7 +59,7 @@ def _i32_to_u32(src: wp.array(dtype=wp.int32), dst: wp.array(dtype=wp.uint32)):
 @wp.kernel
 def _u32_to_i32(src: wp.array(dtype=wp.uint32), dst: wp.array(dtype=wp.int32)):
     i = wp.tid()
-    dst[i] = wp.int32(src[i])
+    dst[i] = wp.int32(wp.min(src[i], wp.uint32(2147483647)))
 
 
 _KERNELS = {

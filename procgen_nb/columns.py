@@ -245,13 +245,40 @@ def _describe_value(v: Any) -> str:
     return text if len(text) < 80 else text[:77] + "..."
 
 
+_RANGES = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
+
+
+def _check_range(src: np.ndarray, type: str, word: str) -> None:
+    """Refuses values a 32-bit word cannot hold (no silent wrap), naming the first one."""
+    from .errors import UploadError
+
+    lo, hi = _RANGES[word]
+    if src.dtype.kind in "iu":
+        info = np.iinfo(src.dtype)
+        if info.min >= lo and info.max <= hi:
+            return
+        bad = np.flatnonzero((src < lo) | (src > hi))
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~np.isfinite(src) | (src < lo) | (src > hi))
+    if bad.size:
+        i = int(bad[0])
+        raise UploadError(
+            f"column of type {type}: expected numbers in [{lo}, {hi}] (32-bit words), got "
+            f"{src.reshape(-1)[i].item()!r} at index {i}"
+        )
+
+
 def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:
     """Uploads host values as a Column of ``type`` (counts one upload)."""
     from .launch import default_context
 
     ctx = ctx or default_context(device)
     dtype, lanes, word = ELEMENT_TYPES[type]
-    arr = np.asarray(values, dtype=_NP[word])
+    src = np.asarray(values)
+    if word != "f32" and src.size and src.dtype.kind in "iuf":
+        _check_range(src, type, word)
+    arr = np.asarray(src, dtype=_NP[word])
     if lanes > 1:
         arr = arr.reshape(-1, lanes) if arr.size else np.zeros((0, lanes), _NP[word])
     else:

@@ -82,7 +82,7 @@ def test_column_is_held_as_it_is(device):
         ),
         (
             {"a": {"type": "UInt", "values": [-1]}},
-            r"expected UInt numbers in \[0, 4294967295\], got \[-1\]",
+            r"expected UInt numbers in \[0, 4294967295\] \(32-bit words\), got -1 at index 0",
         ),
         (
             {"a": {"type": "Vec2", "values": [[1, 2, 3]]}},

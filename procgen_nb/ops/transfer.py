@@ -41,6 +41,23 @@ def _vec_type(items: Sequence[Mapping[str, Any]], key: str) -> str:
     raise UploadError(f"values[{key!r}]: expected keys x,y[,z[,w]], got {sorted(keys)}")
 
 
+_WORD_RANGE = {"Int": (-(2**31), 2**31 - 1), "UInt": (0, 2**32 - 1)}
+
+
+def _check_words(arr: np.ndarray, t: str, key: str) -> None:
+    """Refuses integers a 32-bit word of type ``t`` cannot hold, naming the first one."""
+    lo, hi = _WORD_RANGE[t]
+    if arr.size == 0 or (np.iinfo(arr.dtype).min >= lo and np.iinfo(arr.dtype).max <= hi):
+        return
+    bad = np.flatnonzero((arr < lo) | (arr > hi))
+    if bad.size:
+        i = int(bad[0])
+        raise UploadError(
+            f"values[{key!r}]: expected {t} numbers in [{lo}, {hi}] (32-bit words), got "
+            f"{int(arr[i])} at index {i} (a {arr.dtype} array)"
+        )
+
+
 def _string_column(values: Sequence[Any], key: str, device: str) -> Column:
     if not all(isinstance(v, str) for v in values):
         raise UploadError(f"values[{key!r}]: expected a list of text, got {_short(values)}")
@@ -86,10 +103,13 @@ def _typed(value: Mapping[str, Any], key: str, device: str) -> Column:
             raise UploadError(
                 f"values[{key!r}].values: expected whole numbers for {t}, got {_short(vals)}"
             )
-        lo, hi = (-(2**31), 2**31 - 1) if t == "Int" else (0, 2**32 - 1)
-        if arr.size and (arr.min() < lo or arr.max() > hi):
+        lo, hi = _WORD_RANGE[t]
+        bad = np.flatnonzero((arr < lo) | (arr > hi)) if arr.size else ()
+        if len(bad):
+            i = int(bad[0])
             raise UploadError(
-                f"values[{key!r}].values: expected {t} numbers in [{lo}, {hi}], got {_short(vals)}"
+                f"values[{key!r}].values: expected {t} numbers in [{lo}, {hi}] (32-bit words), "
+                f"got {vals[i]!r} at index {i}"
             )
     return column_from_numpy(arr, t, device)
 
@@ -107,8 +127,10 @@ def _upload_one(value: Any, key: str, device: str) -> Any:
         if value.dtype.kind == "f" and value.ndim == 1:
             return column_from_numpy(value, "Float", device)
         if value.dtype.kind == "i" and value.ndim == 1:
+            _check_words(value, "Int", key)
             return column_from_numpy(value, "Int", device)
         if value.dtype.kind == "u" and value.ndim == 1:
+            _check_words(value, "UInt", key)
             return column_from_numpy(value, "UInt", device)
         if value.ndim == 2 and value.shape[1] in (2, 3, 4) and value.dtype.kind in "fiu":
             return column_from_numpy(value, f"Vec{value.shape[1]}", device)

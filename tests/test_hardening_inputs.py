@@ -1,0 +1,386 @@
+"""Hardening (issue 12): every read of a kernel is bounded, uploads do not wrap, a live
+column reads back clamped to its capacity. References are NumPy or worked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import warp as wp
+
+import procgen_nb as pg
+from procgen_nb import asset, fieldc, ops
+from procgen_nb.columns import Column, LiveCount
+from procgen_nb.errors import BindingError, UploadError
+
+
+def K(name):
+    return asset.resolve(f"procgen/{name}", "computeShader")
+
+
+def col(values, dtype, device="cpu"):
+    return Column(wp.array(np.asarray(values), dtype=dtype, device=device))
+
+
+def word(n, device="cpu"):
+    return Column(wp.array([n], dtype=wp.uint32, device=device))
+
+
+def short_inputs(device):
+    """Four-element inputs for each kernel of the reproducers (binding -> Column)."""
+    i4 = col(np.arange(4), wp.int32, device)
+    f4 = col(np.arange(4), wp.float32, device)
+    p4 = col(np.zeros((4, 2)), wp.vec2f, device)
+    return {
+        "gather": ({"TYPE": "f32"}, {"src": f4, "idx": i4}, "idx", {}),
+        "compact": (None, {"flags": i4}, "flags", {}),
+        "scan": ({"TYPE": "f32"}, {"src": f4}, "src", {}),
+        "scatter": ({"TYPE": "f32"}, {"idx": i4, "src": f4, "dst": f4}, "idx", {}),
+        "jump": (None, {"parent": i4, "value": i4, "span": i4}, "parent", {}),
+        "inside": (None, {"points": p4}, "points", {"center": (0, 0), "radius": 1.0}),
+    }
+
+
+CASES = ["gather", "compact", "scan", "scatter", "jump", "inside"]
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("n", [50_000_000, 50_000, 5])
+def test_an_input_shorter_than_the_domain_is_refused_before_the_launch(device, name, n):
+    spec, bind, first, uniforms = short_inputs(device)[name]
+    before = pg.traffic().launches
+    with pytest.raises(BindingError) as info:
+        ops.device.kernel(kernel=K(name), specialize=spec, bind=bind, domain=n, uniforms=uniforms)
+    assert str(info.value) == (
+        f"procgen/{name}: binding {first!r}: expected a Column of at least {n} elements "
+        f"(the domain of {n}), got one of 4"
+    )
+    assert pg.traffic().launches == before  # refused before anything ran
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_live_count_is_checked_by_its_capacity(device, name):
+    spec, bind, first, uniforms = short_inputs(device)[name]
+    dom = ops.device.bound(value=word(2, device), capacity=9)
+    with pytest.raises(BindingError) as info:
+        ops.device.kernel(kernel=K(name), specialize=spec, bind=bind, domain=dom, uniforms=uniforms)
+    assert str(info.value) == (
+        f"procgen/{name}: binding {first!r}: expected a Column of at least 9 elements "
+        "(the capacity 9 of the live-count domain), got one of 4"
+    )
+
+
+def test_a_capacity_that_fits_runs_and_a_count_past_it_is_clamped(device):
+    src = col([10.0, 11.0, 12.0, 13.0], wp.float32, device)
+    idx = col([3, 2, 1, 0], wp.int32, device)
+    # the count word states 1000, the capacity 4: the dispatch reads 4 slots at most
+    dom = ops.device.bound(value=word(1000, device), capacity=4)
+    out = ops.device.kernel(kernel=K("gather"), bind={"src": src, "idx": idx}, domain=dom)
+    assert out["columns"]["dst"].data.numpy().tolist() == [13.0, 12.0, 11.0, 10.0]
+
+
+def test_a_bound_output_shorter_than_the_domain_is_refused(device):
+    f4 = col(np.arange(4), wp.float32, device)
+    i8 = col(np.arange(8), wp.int32, device)
+    with pytest.raises(BindingError) as info:
+        ops.device.kernel(kernel=K("gather"), bind={"src": f4, "idx": i8, "dst": f4}, domain=8)
+    assert str(info.value) == (
+        "procgen/gather: binding 'dst': expected a Column of at least 8 elements "
+        "(the domain of 8), got one of 4"
+    )
+
+
+def test_a_count_word_of_no_elements_is_refused(device):
+    empty = col(np.zeros(0), wp.uint32, device)
+    with pytest.raises(BindingError) as info:
+        ops.device.kernel(
+            kernel=K("reduce"),
+            specialize={"COUNT": "device"},
+            bind={
+                "src": col([1.0], wp.float32, device),
+                "starts": col([0], wp.int32, device),
+                "src_count": empty,
+            },
+            domain={"count": word(1, device), "capacity": 1},
+        )
+    assert str(info.value) == (
+        "procgen/reduce: binding 'src_count': expected a Column of at least 1 elements "
+        "(the binding's length 1), got one of 0"
+    )
+
+
+def test_a_domain_past_32_bits_is_refused():
+    with pytest.raises(
+        BindingError,
+        match=r"^procgen/compact: domain: expected at most "
+        r"2147483647 slots, got 4294967296$",
+    ):
+        ops.device.kernel(kernel=K("compact"), bind={"flags": col([1], wp.int32)}, domain=2**32)
+
+
+# -- index-like inputs: every access is bounded on the device ----------------------------
+
+
+def _mix(k: int) -> int:
+    m = 0xFFFFFFFF
+    h = k ^ (k >> 16)
+    h = (h * 0x7FEB352D) & m
+    h ^= h >> 15
+    h = (h * 0x2C1B3C6D) & m
+    return h ^ (h >> 16)
+
+
+def _hook_reference(keys, slots):
+    """The hook stage run slot by slot in Python (the CPU's order), MATCH=key."""
+    slots = list(slots)
+    t, n = len(slots), len(keys)
+    parent, hooked, full = [0] * n, 0, 0
+    for i, key in enumerate(keys):
+        done = False
+        h = _mix(int(key)) % t if t else 0
+        for probe in range(t):
+            s = (h + probe) % t
+            cur = slots[s]
+            if cur == -1:
+                slots[s] = i
+                parent[i], done = i, True
+                break
+            if 0 <= cur < n and keys[cur] == key:
+                parent[i], done = cur, True
+                hooked += 1
+                break
+        if not done:
+            parent[i] = i
+            full += 1
+    return parent, slots, hooked, full
+
+
+@pytest.mark.parametrize("fill", [2_000_000_000, -7, 5])
+def test_hash_hook_passes_over_slot_words_that_name_no_element(fill):
+    keys = np.array([4, 9, 4, 4, 9, 1], np.uint32)
+    rng = np.random.default_rng(1)
+    slots = np.full(16, -1, np.int32)
+    slots[rng.choice(16, 10, replace=False)] = fill  # foreign words in a bound table
+    out = ops.device.kernel(
+        kernel=K("hash_hook"),
+        specialize={"STAGE": "hook", "MATCH": "key"},
+        bind={"keys": col(keys, wp.uint32), "slots": col(slots, wp.int32)},
+        domain=len(keys),
+    )["columns"]
+    parent, table, hooked, full = _hook_reference(keys.tolist(), slots.tolist())
+    assert out["parent"].data.numpy().tolist() == parent
+    assert out["slots"].data.numpy().tolist() == table
+    assert int(out["hooked"].data.numpy()[0]) == hooked
+    assert int(out["full"].data.numpy()[0]) == full
+
+
+def test_hash_hook_over_a_table_of_foreign_words_counts_every_element_in_full():
+    keys = np.array([1, 2, 1], np.uint32)
+    out = ops.device.kernel(
+        kernel=K("hash_hook"),
+        specialize={"STAGE": "hook", "MATCH": "key"},
+        bind={"keys": col(keys, wp.uint32), "slots": col(np.full(8, 2_000_000_000), wp.int32)},
+        domain=3,
+    )["columns"]
+    assert out["parent"].data.numpy().tolist() == [0, 1, 2]
+    assert int(out["full"].data.numpy()[0]) == 3 and int(out["hooked"].data.numpy()[0]) == 0
+
+
+def _walk(u, pos, steps=2, dt=0.5, cols=None):
+    return ops.device.kernel(
+        kernel=K("walk"),
+        bind={
+            "pos": col(pos, wp.vec2f),
+            "u": col(np.asarray(u, np.float32), wp.float32),
+            "cols": cols or {},
+        },
+        domain=len(pos),
+        uniforms={"dt": dt, "steps": steps},
+    )["columns"]
+
+
+def test_walk_runs_a_malformed_program_without_reading_past_u():
+    # u[0] = 1e9 steps' worth of program in a five-word u: the length is clamped to u's,
+    # (0, 1) pushes 1, the words past u read 0 (push 0): the step field is (1, 1)
+    pos = np.array([[0.0, 0.0], [2.0, -1.0]], np.float32)
+    out = _walk([1e9, 0, 0, 0, 1], pos, steps=2, dt=0.5)
+    np.testing.assert_allclose(out["out"].data.numpy(), pos + 1.0)
+    assert out["taken"].data.numpy().tolist() == [2, 2]
+
+
+@pytest.mark.parametrize(
+    "u, want",
+    [
+        ([float("nan"), 0, 0], [0.0, 0.0]),  # a NaN length runs nothing: the field is 0
+        ([-5, 0, 0, 0, 3], [0.0, 0.0]),  # a negative length runs nothing
+        ([2, 0, 0, 13, 0, 0, 7], [0.0, 0.0]),  # div pops an empty stack: 0/0 -> then push 7
+        ([1, 0, 0, 38, 1e9], [0.0, 0.0]),  # lane 1e9 of an empty stack: lane 3 of 0
+        ([1, 0, 0, 2, 8 * 1_000_000 + 2], [0.0, 0.0]),  # a column row past cols reads 0
+        ([1, 0, 0, 50, 1e9], [0.0, 0.0]),  # a vector of 1e9 lanes: 4 lanes of zeros
+        ([], [0.0, 0.0]),  # an empty u
+    ],
+)
+def test_walk_malformed_programs_read_zero(u, want):
+    out = _walk(u, np.zeros((1, 2), np.float32), steps=1, dt=1.0)
+    got = out["out"].data.numpy()[0]
+    if u[:1] == [2]:
+        # 13 on an empty stack: 0/0 is NaN in lane 0; the push of 7 lands above it
+        assert np.isnan(got).all()
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_walk_stack_overflow_drops_the_pushes_past_sixteen():
+    # 20 pushes of 1, 2, ... 20 then 19 adds: the stack keeps 1..16, and the adds fold them
+    prog = [[0, float(k)] for k in range(1, 21)] + [[10, 0]] * 19
+    words = [float(len(prog)), 0, 0] + [w for p in prog for w in p]
+    out = _walk(words, np.zeros((1, 2), np.float32), steps=1, dt=1.0)
+    # the adds fold 1..16 into 136; the extra adds find one value and add a popped 0
+    assert out["out"].data.numpy()[0].tolist() == [136.0, 136.0]
+
+
+# -- uploads ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (
+            np.array([2**40, -(2**40), 2**31], np.int64),
+            "values['v']: expected Int numbers in [-2147483648, 2147483647] (32-bit words), "
+            "got 1099511627776 at index 0 (a int64 array)",
+        ),
+        (
+            np.array([0, 5, 2**31], np.int64),
+            "values['v']: expected Int numbers in [-2147483648, 2147483647] (32-bit words), "
+            "got 2147483648 at index 2 (a int64 array)",
+        ),
+        (
+            np.array([1, 2**32], np.uint64),
+            "values['v']: expected UInt numbers in [0, 4294967295] (32-bit words), "
+            "got 4294967296 at index 1 (a uint64 array)",
+        ),
+        (
+            {"type": "Int", "values": [1, -(2**31) - 1]},
+            "values['v'].values: expected Int numbers in [-2147483648, 2147483647] "
+            "(32-bit words), got -2147483649 at index 1",
+        ),
+        (
+            {"type": "UInt", "values": [3, -1]},
+            "values['v'].values: expected UInt numbers in [0, 4294967295] (32-bit words), "
+            "got -1 at index 1",
+        ),
+    ],
+)
+def test_integer_uploads_outside_32_bits_are_refused(value, message):
+    with pytest.raises(UploadError) as info:
+        ops.transfer.upload(values={"v": value})
+    assert str(info.value) == message
+
+
+def test_integer_uploads_inside_32_bits_keep_their_values(device):
+    vals = np.array([-(2**31), -1, 0, 2**31 - 1], np.int64)
+    got = ops.transfer.upload(values={"v": vals}, device=device)["columns"]["v"]
+    assert got.type == "Int" and got.numpy().tolist() == vals.tolist()
+    u = np.array([0, 2**32 - 1], np.uint64)
+    got = ops.transfer.upload(values={"v": u}, device=device)["columns"]["v"]
+    assert got.type == "UInt" and got.numpy().tolist() == u.tolist()
+
+
+def test_column_from_numpy_refuses_values_a_word_cannot_hold():
+    from procgen_nb.columns import column_from_numpy
+
+    with pytest.raises(
+        UploadError,
+        match=r"^column of type Int: expected numbers in "
+        r"\[-2147483648, 2147483647\] \(32-bit words\), got nan at index 1$",
+    ):
+        column_from_numpy(np.array([1.0, np.nan]), "Int", "cpu")
+    with pytest.raises(UploadError, match=r"got 4294967296 at index 0$"):
+        column_from_numpy(np.array([2**32], np.int64), "UInt", "cpu")
+
+
+def test_cast_by_value_saturates_instead_of_wrapping(device):
+    # a Float column meeting an i32 binding (compact's flags) is read by value: NaN is 0,
+    # out-of-range values saturate; compact keeps the non-zero ones
+    vals = np.array([np.nan, 3e9, -3e9, 0.4, -0.4, 2.0], np.float32)
+    flags = Column(wp.array(vals, dtype=wp.float32, device=device))
+    out = ops.device.kernel(kernel=K("compact"), bind={"flags": flags}, domain=6)["columns"]
+    want = [i for i, v in enumerate([0, 2**31 - 1, -(2**31), 0, 0, 2]) if v != 0]
+    assert out["indices"].numpy(live=True).tolist() == want
+    from procgen_nb import _cast
+    from procgen_nb.launch import default_context
+
+    ctx = default_context(device)
+    src = wp.array(vals, dtype=wp.float32, device=device)
+    assert _cast.cast(ctx, src, "f32", "i32").numpy().tolist() == [0, 2**31 - 1, -(2**31), 0, 0, 2]
+    assert _cast.cast(ctx, src, "f32", "u32").numpy().tolist() == [0, 3_000_000_000, 0, 0, 0, 2]
+    big = wp.array(np.array([5, 3_000_000_000], np.uint32), dtype=wp.uint32, device=device)
+    assert _cast.cast(ctx, big, "u32", "i32").numpy().tolist() == [5, 2**31 - 1]
+    neg = wp.array(np.array([-5, 7], np.int32), dtype=wp.int32, device=device)
+    assert _cast.cast(ctx, neg, "i32", "u32").numpy().tolist() == [0, 7]
+
+
+# -- readback of an overflowed live column ----------------------------------------------
+
+
+def test_an_overflowed_live_column_reads_back_clamped_to_its_capacity(device):
+    # expand: counts 3, 4, 3 over 4 output slots: the counter states 10, 6 did not fit
+    counts = np.array([3, 4, 3], np.int32)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+    out = ops.device.kernel(
+        kernel=K("expand"),
+        bind={
+            "counts": col(counts, wp.int32, device),
+            "offsets": col(offsets, wp.int32, device),
+            "n": 4,
+        },
+        domain=3,
+    )["columns"]
+    owner = np.repeat(np.arange(3), counts)  # NumPy: the owner of every slot
+    got = ops.transfer.readback(columns={"owner": out["owner"], "count": out["owner_count"]})
+    assert got["values"]["count"] == 10  # the true count, past the capacity
+    assert got["values"]["owner"] == owner[:4].tolist()  # the capacity's slots only
+    assert out["owner"].numpy(live=True).tolist() == owner[:4].tolist()
+
+
+def test_a_live_count_past_the_column_reads_back_the_column(device):
+    values = col([1.0, 2.0, 3.0], wp.float32, device)
+    live = values.with_live(LiveCount(wp.array([7], dtype=wp.uint32, device=device), 3))
+    got = ops.transfer.readback(columns={"v": live})["values"]["v"]
+    assert got == [1.0, 2.0, 3.0]
+    live2 = ops.device.live(values=values, count=word(2, device))
+    assert ops.transfer.readback(columns={"v": live2})["values"]["v"] == [1.0, 2.0]
+
+
+# -- the field compiler and graphs ------------------------------------------------------
+
+
+def test_a_field_bound_to_a_binding_lands_in_a_column_over_the_domain(device):
+    a = col(np.arange(4), wp.float32, device)
+    idx = col(np.arange(6) % 4, wp.int32, device)
+    out = ops.device.kernel(kernel=K("gather"), bind={"src": a, "idx": fieldc.col(idx)}, domain=6)[
+        "columns"
+    ]
+    assert out["dst"].numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0]
+
+
+def test_a_graph_whose_input_shrinks_plans_again_and_refuses():
+    @pg.node(params={"n": pg.Field(8, bounds=(0, 64))})
+    def values(n):
+        return ops.transfer.upload(values={"f": {"type": "Int", "values": [1] * n}})["columns"]["f"]
+
+    @pg.node
+    def kept(values):
+        return ops.device.kernel(kernel=K("compact"), bind={"flags": values}, domain=8)["columns"][
+            "indices_count"
+        ]
+
+    g = pg.Graph("shrink", record=True)
+    g.add("values", values)
+    g.add("kept", kept, values="values")
+    assert g.cook()["kept"].capacity == 8
+    with pytest.raises(pg.ProcgenError) as info:
+        g.cook(params={"values.n": 3})
+    assert "procgen/compact: binding 'flags': expected a Column of at least 8 elements" in str(
+        info.value
+    )
