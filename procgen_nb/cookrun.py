@@ -4,7 +4,10 @@ A recording is made from the log of an eager cook. When none of its launches tak
 dynamic value as a uniform, it is captured with Warp's graph capture (CUDA graphs on a GPU,
 Warp's CPU capture on the CPU) and replayed with one call; otherwise it replays as recorded
 Warp launches (``wp.Launch``) whose dynamic params are set before each replay. Dynamic
-values in device words (``device.bound(live=True)``) are filled before the replay.
+values in device words (``device.bound(live=True)``) are filled before the replay. A
+dynamic value is an expression (``procgen_nb.dynamic``): the replay evaluates each one for
+the new values (a pure call in it is called again, cached by its arguments) before
+anything launches.
 
 After a replay the guard words the recording holds are read without waiting for a frame
 (``traffic().deferred_reads``); the cook that follows checks them, and a replay that ran
@@ -21,7 +24,7 @@ import numpy as np
 import warp as wp
 
 from ._traffic import _count
-from .dynamic import key_of
+from .dynamic import evaluate, key_of, peek
 
 
 @dataclasses.dataclass
@@ -61,10 +64,16 @@ class Guard:
 
 @dataclasses.dataclass
 class DynamicWord:
-    """A device word a replay fills with a dynamic value (a live bound), and its room."""
+    """A device word a replay fills with a dynamic value (a live bound), and its room.
+
+    Attributes:
+        word: the one-word device array.
+        key: the expression (``procgen_nb.dynamic``) whose value the word holds.
+        room: the most the value may reach before the cook plans again.
+    """
 
     word: wp.array
-    key: str
+    key: Any
     room: int
 
 
@@ -85,18 +94,22 @@ class CookRecording:
         self.copy_count = sum(1 for e in self.log if e[0] == "copy")
         self.fill_count = sum(1 for e in self.log if e[0] == "fill")
         self._dynamic_args = [
-            (i, j, key_of(a))
+            (i, j, key_of(a), _param_cast(e[1], j))
             for i, e in enumerate(self.log)
             if e[0] == "launch"
             for j, a in enumerate(e[3])
             if key_of(a) is not None
         ]
         self._dynamic_fills = [
-            (i, key_of(e[2])) for i, e in enumerate(self.log) if e[0] == "fill" and key_of(e[2])
+            (i, key_of(e[2]), _dtype_cast(e[1]))
+            for i, e in enumerate(self.log)
+            if e[0] == "fill" and key_of(e[2]) is not None
         ]
         # dynamic values in device words (fills) are written before a graph replay; dynamic
         # launch params need recorded launches, whose params are set before each replay
         self.mode = "launches" if self._dynamic_args else "graph"
+        #: the dynamic values the recording last ran with (set by the graph)
+        self.values: dict[str, Any] = {}
         self._graph: Any = None
         self._launches: dict[int, Any] = {}
         self._host_guards: list[np.ndarray] = []
@@ -104,8 +117,17 @@ class CookRecording:
         _counts.recordings += 1
 
     def fits(self, values: Mapping[str, Any]) -> bool:
-        """True when every live-bound dynamic value still fits its room."""
-        return all(0 <= int(values.get(w.key, 0)) <= w.room for w in self.words)
+        """True when every live-bound dynamic value is still a count that fits its room."""
+        for w in self.words:
+            try:
+                v = evaluate(w.key, dict(values))
+            except Exception:  # noqa: BLE001 - a value the plan must refuse: plan again
+                return False
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= w.room:
+                return False
+            if not float(v).is_integer():
+                return False
+        return True
 
     def _build(self) -> None:
         if self.mode == "graph":
@@ -113,7 +135,7 @@ class CookRecording:
             if ctx is None:
                 self._graph = False
                 return
-            hoisted = {i for i, _ in self._dynamic_fills}
+            hoisted = {i for i, _, _ in self._dynamic_fills}
             with wp.ScopedCapture(device=ctx.device, stream=ctx.stream) as cap:
                 for i, e in enumerate(self.log):
                     if i not in hoisted:
@@ -126,37 +148,50 @@ class CookRecording:
                     self._launches[i] = wp.launch(
                         kernel,
                         dim=dim,
-                        inputs=list(args),
+                        inputs=[peek(a) for a in args],
                         device=ctx.device,
                         stream=ctx.stream,
                         record_cmd=True,
                     )
 
-    def replay(self, values: Mapping[str, Any]) -> None:
+    def evaluate(self, values: Mapping[str, Any]) -> tuple[dict, dict]:
+        """Evaluates every dynamic launch param and fill for ``values`` (nothing launches).
+
+        Returns ``({log index: [(param index, value)]}, {log index: fill value})``.
+
+        Raises:
+            Whatever evaluating an expression raises (a pure call's Lua error, a value out
+            of a word's range): the caller plans again and refuses there.
+        """
+        vals = dict(values)
+        params: dict[int, list] = {}
+        for i, j, expr, cast in self._dynamic_args:
+            params.setdefault(i, []).append((j, cast(evaluate(expr, vals))))
+        fills = {i: cast(evaluate(expr, vals)) for i, expr, cast in self._dynamic_fills}
+        return params, fills
+
+    def replay(self, values: Mapping[str, Any], evaluated: tuple[dict, dict] | None = None) -> None:
         """Runs the recording with ``values`` (dynamic key -> value); reads guards deferred."""
+        params, fills = evaluated if evaluated is not None else self.evaluate(values)
         if self._graph is None and not self._launches:
             self._build()
         if self.mode == "graph":
-            for i, key in self._dynamic_fills:
-                _set_word(self.log[i][1], values[key])
+            for i, value in fills.items():
+                _set_word(self.log[i][1], value)
             if self._graph:
                 wp.capture_launch(self._graph)
         else:
-            dyn = {}
-            for i, j, key in self._dynamic_args:
-                dyn.setdefault(i, []).append((j, key))
-            fills = dict(self._dynamic_fills)
             for i, e in enumerate(self.log):
                 if e[0] == "launch":
                     launch = self._launches[i]
-                    for j, key in dyn.get(i, ()):
-                        cast = float if isinstance(e[3][j], float) else int
-                        launch.set_param_at_index(j, cast(values[key]))
+                    for j, value in params.get(i, ()):
+                        launch.set_param_at_index(j, value)
                     launch.launch()
                 elif e[0] == "fill" and i in fills:
-                    e[1].fill_(values[fills[i]])
+                    e[1].fill_(fills[i])
                 else:
                     _issue(e)
+        self.values = dict(values)
         self.replays += 1
         _counts.replays += 1
         _count("replays")
@@ -181,6 +216,23 @@ class CookRecording:
         return [g for g, h in zip(self.guards, self._host_guards) if int(h.numpy()[0]) != 0]
 
 
+def _param_cast(kernel: Any, j: int) -> Any:
+    """The Python type a kernel's j-th param takes (float for a float param, else int)."""
+    try:
+        t = kernel.adj.args[j].type
+    except (AttributeError, IndexError):
+        return _as_number
+    return float if t in (wp.float16, wp.float32, wp.float64, float) else int
+
+
+def _dtype_cast(arr: wp.array) -> Any:
+    return float if arr.dtype in (wp.float16, wp.float32, wp.float64) else int
+
+
+def _as_number(v: Any) -> Any:
+    return v
+
+
 def _set_word(arr: wp.array, value: Any) -> None:
     """Writes a dynamic value into a device array before a replay (host memory on the CPU)."""
     if arr.device.is_cpu:
@@ -193,10 +245,11 @@ def _issue(e: tuple) -> None:
     kind = e[0]
     if kind == "launch":
         _, kernel, dim, args, ctx = e
-        wp.launch(kernel, dim=dim, inputs=list(args), device=ctx.device, stream=ctx.stream)
+        plain = [peek(a) for a in args]
+        wp.launch(kernel, dim=dim, inputs=plain, device=ctx.device, stream=ctx.stream)
     elif kind == "copy":
         _, dst, src, dst_offset, src_offset, count, ctx = e
         wp.copy(dst, src, dst_offset, src_offset, count, stream=ctx.stream)
     else:
         _, arr, value, ctx = e
-        arr.fill_(value)
+        arr.fill_(peek(value))

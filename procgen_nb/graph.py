@@ -22,7 +22,6 @@ raises keeps the previous good outputs (``graph.last``) and names the node and t
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import itertools
 import re
 import threading
@@ -31,84 +30,21 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import cookrun
+from ._fingerprint import fingerprint
 from ._traffic import Traffic, collect
 from .cookrun import CookRecording
-from .dynamic import dynamic, key_of
-from .errors import CookError, GraphError, ParamsError, ProcgenError
+from .dynamic import Env, dynamic, tracking
+from .errors import CookError, GraphError, ParamsError
 from .launch import logging
+from .nodes import _NO, Const, Node, _default_of, node
 from .ops._op import CookScope, cook_scope
-from .params import Field, Params, params_class
+from .params import Field
 from .report import CookReport, NodeReport
+
+__all__ = ["Const", "CookResult", "Graph", "Node", "node"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _versions = itertools.count(1)
-
-
-class Node:
-    """A node definition: a function of its inputs and declared parameters.
-
-    Args:
-        fn: the function; its parameters are the node's inputs, its declared params, and
-            optionally ``time`` and ``frame`` (given by the cook).
-        params: a mapping of name -> Field (or plain default), or a Params class.
-        name: the node's type name (the function's name by default).
-    """
-
-    def __init__(self, fn: Callable[..., Any], params: Any = None, name: str | None = None):
-        self.fn = fn
-        self.name = name or fn.__name__
-        if params is None:
-            self.Params = params_class(f"{self.name}_params", {}, owner=self.name)
-        elif isinstance(params, type) and issubclass(params, Params):
-            self.Params = params
-        elif isinstance(params, Mapping):
-            fields = {
-                k: (dataclasses.replace(v) if isinstance(v, Field) else Field(default=v))
-                for k, v in params.items()
-            }
-            self.Params = params_class(f"{self.name}_params", fields, owner=self.name)
-        else:
-            raise GraphError(
-                f"node {self.name!r} params: expected a dict of Fields or a Params class, got {params!r}"
-            )
-        sig = inspect.signature(fn)
-        self.takes_time = "time" in sig.parameters
-        self.takes_frame = "frame" in sig.parameters
-        fields = self.Params.fields()
-        self.inputs = tuple(
-            p for p in sig.parameters if p not in fields and p not in ("time", "frame")
-        )
-        missing = [p for p in fields if p not in sig.parameters]
-        if missing:
-            raise GraphError(
-                f"node {self.name!r}: expected the function to take its params {missing} "
-                f"as arguments, got the signature {sig}"
-            )
-        self.__doc__ = fn.__doc__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<node {self.name} inputs={list(self.inputs)} params={list(self.Params.fields())}>"
-
-
-def node(
-    fn: Callable[..., Any] | None = None, *, params: Any = None, name: str | None = None
-) -> Any:
-    """Decorator making a function a Node with declared parameters (see Node)."""
-
-    def wrap(f: Callable[..., Any]) -> Node:
-        return Node(f, params=params, name=name)
-
-    return wrap(fn) if fn is not None else wrap
-
-
-@dataclasses.dataclass
-class Const:
-    """A constant input of a node (use it for a text value, which would name a node)."""
-
-    value: Any
 
 
 @dataclasses.dataclass
@@ -128,7 +64,10 @@ class _State:
     guards: list[Any] = dataclasses.field(default_factory=list)
     words: list[Any] = dataclasses.field(default_factory=list)
     recordable: bool = True
-    dyn_used: set[str] = dataclasses.field(default_factory=set)
+    #: dynamic keys read in Python (the node plans again when one moves)
+    host: set[str] = dataclasses.field(default_factory=set)
+    #: every dynamic key the output depends on, with the value it was made (or replayed) at
+    deps: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -164,6 +103,7 @@ class Graph:
         self._state: dict[str, _State] = {}
         self._memo: dict[Any, Any] = {}
         self._lua: Any = None
+        self._env = Env()  # the values dynamic numbers of this graph answer
         self._lock = threading.RLock()
         self.values: dict[str, Any] = {}
         self.last: CookResult | None = None
@@ -239,8 +179,8 @@ class Graph:
     def clear_kernel_overrides(self) -> None:
         """Lets every node pass its own uniforms and specialize options again."""
         self._kernel_overrides.clear()
-        for node in {k.split(".")[0] for k in self._kernel_fields}:
-            self._state.pop(node, None)
+        for owner in {k.split(".")[0] for k in self._kernel_fields}:
+            self._state.pop(owner, None)
         self._recording = None
 
     def set(self, **values: Any) -> None:
@@ -329,10 +269,17 @@ class Graph:
             self._pending_overrides = overrides
             dyn = self._dynamic_values(values, time, frame)
             self._check_guards()
-            replay = self._try_replay(values, dyn, time, frame)
-            if replay is not None:
-                return replay
-            return self._cook_eager(values, dyn, time, frame)
+            before = dict(self._env.values)
+            self._env.values.update(dyn)
+            try:
+                replay = self._try_replay(values, dyn, time, frame)
+                if replay is not None:
+                    return replay
+                return self._cook_eager(values, dyn, time, frame)
+            except BaseException:
+                self._env.values.clear()  # the last good outputs answer their own values
+                self._env.values.update(before)
+                raise
 
     def _dynamic_values(self, values: Mapping[str, Any], time: float, frame: int) -> dict:
         out: dict[str, Any] = {"time": float(time), "frame": int(frame)}
@@ -346,11 +293,15 @@ class Graph:
         fields = nd.Params.fields()
         static = tuple(
             sorted(
-                (p, _hashable(values[f"{name}.{p}"])) for p, f in fields.items() if not f.dynamic
+                (p, fingerprint(values[f"{name}.{p}"])) for p, f in fields.items() if not f.dynamic
             )
         )
         static += tuple(
-            sorted((k, values[k]) for k in self._pending_overrides if k.split(".")[0] == name)
+            sorted(
+                (k, fingerprint(values[k]))
+                for k in self._pending_overrides
+                if k.split(".")[0] == name
+            )
         )
         dyn = {f"{name}.{p}": values[f"{name}.{p}"] for p, f in fields.items() if f.dynamic}
         if nd.takes_time:
@@ -379,45 +330,65 @@ class Graph:
         ]
 
     def _try_replay(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
+        """Replays the recording when no node has anything new to plan; None otherwise.
+
+        A node plans again when its static key or a digest moved, or when a dynamic value
+        it read in Python moved. Every other dynamic value is an expression the recording
+        evaluates, so the replay gives the bytes of a fresh cook.
+        """
         rec = self._recording
         if rec is None or any(n not in self._state for n in self._nodes):
             return None
         self._time, self._frame = float(time), int(frame)
-        dkeys: dict[str, tuple] = {}
+        keys = {}
         for name, inst in self._nodes.items():
             st = self._state[name]
-            versions = [
-                (k, self._state[src.split(".")[0]].version, tuple(src.split(".")[1:]))
-                if isinstance(src, str)
-                else (k, "const", _hashable(src.value if isinstance(src, Const) else src))
-                for k, src in inst.wiring.items()
-            ]
-            key, dkey = self._keys(name, inst, values, versions)
-            if key != st.key[0] or _digests_moved(st):
+            key = self._keys(name, inst, values, self._versions(inst))
+            if key[0] != st.key[0] or _digests_moved(st):
                 return None
-            moved = {k for (k, v), (_, w) in zip(dkey, st.key[1]) if v != w}
-            if moved - st.dyn_used:
-                return None  # the node used a moved dynamic value in Python: it plans again
-            dkeys[name] = dkey
-        same = all(dkeys[n] == self._state[n].key[1] for n in self._nodes)
+            keys[name] = key
+        moved = {k for k, v in dyn.items() if not _same(rec.values.get(k, _MISSING), v)}
+        if any(moved & self._state[n].host for n in self._nodes):
+            return None  # a node read a moved value in Python: it plans again
+        same = not any(moved & set(self._state[n].deps) for n in self._nodes)
         t0 = _time.perf_counter()
         with collect() as counted:
             if not same:
                 if not rec.fits(dyn):
                     return None
-                rec.replay(dyn)
+                try:
+                    evaluated = rec.evaluate(dyn)
+                except Exception:  # noqa: BLE001 - the eager cook refuses it, naming the node
+                    return None
+                rec.replay(dyn, evaluated)
         for name in self._nodes:
             st = self._state[name]
-            st.key = (st.key[0], dkeys[name])
+            st.key = keys[name]
+            st.deps = {k: dyn.get(k, v) for k, v in st.deps.items()}
         dt = (_time.perf_counter() - t0) * 1000.0
-        reports = [NodeReport(n, same, 0.0, Traffic(), replayed=not same) for n in self._nodes]
-        if reports and not same:
-            reports[0].traffic = counted
-            reports[0].time_ms = dt
+        reports = []
+        for n in self._nodes:
+            hit = not same and bool(moved & set(self._state[n].deps))
+            reports.append(NodeReport(n, not hit, 0.0, Traffic(), replayed=hit))
+        first = next((r for r in reports if r.replayed), None)
+        if first is not None:  # the replay's traffic and time, once
+            first.traffic = counted
+            first.time_ms = dt
         self.values = dict(values)
         outputs = {n: self._state[n].output for n in self._nodes}
         self.last = CookResult(outputs, CookReport(reports, counted, dt, time=time, frame=frame))
         return self.last
+
+    def _versions(self, inst: _Instance) -> list:
+        """The upstream versions and constant fingerprints a node's key holds."""
+        out = []
+        for k, src in inst.wiring.items():
+            if isinstance(src, str):
+                up, *path = src.split(".")
+                out.append((k, self._state[up].version, tuple(path)))
+            else:
+                out.append((k, "const", fingerprint(src.value if isinstance(src, Const) else src)))
+        return out
 
     def _cook_eager(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
         self._time, self._frame = float(time), int(frame)
@@ -430,9 +401,10 @@ class Graph:
         for name, inst in self._nodes.items():
             nd = inst.node
             fields = nd.Params.fields()
+            env = self._env
             pvals = {
                 p: (
-                    dynamic(values[f"{name}.{p}"], f"{name}.{p}")
+                    dynamic(values[f"{name}.{p}"], f"{name}.{p}", env)
                     if f.dynamic
                     else values[f"{name}.{p}"]
                 )
@@ -450,27 +422,33 @@ class Graph:
                     versions.append((key, new_state[up].version, tuple(path)))
                 else:
                     args[key] = src.value if isinstance(src, Const) else src
-                    versions.append((key, "const", _hashable(args[key])))
+                    versions.append((key, "const", fingerprint(args[key])))
             cache_key = self._keys(name, inst, values, versions)
             prev = self._state.get(name)
             moved = prev is not None and _digests_moved(prev)
-            if prev is not None and prev.key == cache_key and not moved:
+            if (
+                prev is not None
+                and prev.key == cache_key
+                and not moved
+                and all(_same(dyn.get(k, v), v) for k, v in prev.deps.items())
+            ):
                 new_state[name] = prev
                 outputs[name] = prev.output
                 reports.append(NodeReport(name, True, 0.0, Traffic()))
                 continue
+            t_dyn, f_dyn = dynamic(float(time), "time", env), dynamic(int(frame), "frame", env)
             if nd.takes_time:
-                args["time"] = dynamic(float(time), "time")
+                args["time"] = t_dyn
             if nd.takes_frame:
-                args["frame"] = dynamic(int(frame), "frame")
-            scope = CookScope(name, self._memo, self._lua_state, time=time, frame=frame)
+                args["frame"] = f_dyn
+            scope = CookScope(name, self._memo, self._lua_state, time=t_dyn, frame=f_dyn)
             for key in self._pending_overrides:
                 node_name, site, pname = key.split(".", 2)
                 if node_name == name:
                     scope.kernel_overrides.setdefault(site, {})[pname] = values[key]
             t0 = _time.perf_counter()
             try:
-                with collect() as counted, cook_scope(scope), logging() as log:
+                with collect() as counted, cook_scope(scope), logging() as log, tracking() as tr:
                     result = nd.fn(**args, **pvals)
             except Exception as e:
                 failed = scope.failed_op
@@ -487,6 +465,7 @@ class Graph:
                 (k == "wait" and d.startswith("transfer.readback")) or k in ("lua", "host")
                 for k, d in scope.events
             )
+            deps = tr.used | tr.host  # a dynamic value the node never touched moves nothing
             new_state[name] = _State(
                 cache_key,
                 result,
@@ -496,7 +475,8 @@ class Graph:
                 scope.guards,
                 scope.words,
                 recordable,
-                _dynamic_keys(log),
+                set(tr.host),
+                {k: dyn[k] for k in deps if k in dyn},
             )
             outputs[name] = result
             events = list(scope.events)
@@ -525,6 +505,7 @@ class Graph:
             guards = [g for n in self._nodes for g in new_state[n].guards]
             words = [w for n in self._nodes for w in new_state[n].words]
             self._recording = CookRecording(log, guards, words)
+            self._recording.values = dict(dyn)
         self.last = CookResult(outputs, report)
         return self.last
 
@@ -535,16 +516,6 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r} nodes={self.nodes}>"
-
-
-_NO = object()
-
-
-def _default_of(fn: Callable[..., Any], name: str) -> Any:
-    p = inspect.signature(fn).parameters.get(name)
-    if p is None or p.default is inspect.Parameter.empty:
-        return _NO
-    return p.default
 
 
 def _dig(val: Any, key: str, node: str, inp: str, src: str) -> Any:
@@ -559,36 +530,26 @@ def _dig(val: Any, key: str, node: str, inp: str, src: str) -> Any:
     )
 
 
-def _hashable(v: Any) -> Any:
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("id", id(v))
-
-
 def _release(output: Any) -> None:
     release = getattr(output, "release", None)
     if callable(release) and not isinstance(output, type):
         release()
 
 
-def _dynamic_keys(log: list[tuple]) -> set[str]:
-    """The dynamic values a node's launches and fills consumed (a replay can change them)."""
-    out = set()
-    for e in log:
-        for a in e[3] if e[0] == "launch" else e[2:3] if e[0] == "fill" else ():
-            k = key_of(a)
-            if k is not None:
-                out.add(k)
-    return out
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """True when two dynamic values are the same value (of the same type)."""
+    return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
 def _digests_moved(state: _State) -> bool:
+    """True when a digest answers another value, or fails (the node's cook then refuses)."""
     for value, probe in state.probes:
         try:
             if probe() != value:
                 return True
-        except ProcgenError:
+        except Exception:  # noqa: BLE001 - re-raised by the node's cook as a CookError
             return True
     return False

@@ -19,6 +19,7 @@ import warp as wp
 
 from ._traffic import _count
 from .device import _init_warp, resolve_device
+from .dynamic import concrete
 from .errors import NotCapturableError, ProcgenError
 
 _record_lock = threading.RLock()
@@ -88,7 +89,8 @@ class LaunchContext:
         if isinstance(dim, int | np.integer) and int(dim) <= 0:
             return
         args = list(inputs) + list(outputs)
-        wp.launch(kernel, dim=dim, inputs=args, device=self.device, stream=self.stream)
+        plain = [concrete(a) for a in args]  # a dynamic value's expression stays in the log
+        wp.launch(kernel, dim=dim, inputs=plain, device=self.device, stream=self.stream)
         self._emitted(0)
         log = _active_log.get()
         if log is not None:
@@ -108,11 +110,12 @@ class LaunchContext:
         """Fills every element of ``arr`` with ``value`` on the device."""
         if arr.size == 0:
             return
+        plain = concrete(value)  # a dynamic value's expression stays in the log
         if self.stream is not None:
             with wp.ScopedStream(self.stream):
-                arr.fill_(value)
+                arr.fill_(plain)
         else:
-            arr.fill_(value)
+            arr.fill_(plain)
         self._emitted(2)
         log = _active_log.get()
         if log is not None:

@@ -13,7 +13,7 @@ import numbers
 from typing import Any
 
 from ..columns import Column
-from ..dynamic import DynamicFloat, DynamicInt, key_of
+from ..dynamic import cast
 from ..errors import BindingError
 
 SCALARS = ("f32", "i32", "u32")
@@ -208,10 +208,7 @@ def uniform_value(value: Any, element: str) -> Any:
     A dynamic number (a node's dynamic Field, the cook's time) stays dynamic, so a replay
     of a recorded cook takes the new value without a new plan.
     """
-    key = key_of(value)
-    if element == "f32":
-        return DynamicFloat(float(value), key) if key is not None else float(value)
-    return DynamicInt(int(value), key) if key is not None else int(value)
+    return cast(value, float if element == "f32" else int)
 
 
 def as_field(value: Any) -> Field:

@@ -11,7 +11,7 @@ import warp as wp
 from ..columns import Column, LiveCount
 from ..cookrun import DynamicWord, Guard
 from ..counts import as_live_count
-from ..dynamic import key_of
+from ..dynamic import cast, key_of, peek
 from ..errors import BindingError, GuardError
 from ..launch import default_context
 from ._op import current_cook, op
@@ -86,20 +86,22 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
         raise BindingError(f"device.bound capacity: expected a Number >= 0, got {capacity!r}")
     memo, scope = _room_memo()
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if not float(value).is_integer() or value < 0:
+        now = peek(value)  # checked here; a replay checks the value it evaluates (fits)
+        if not float(now).is_integer() or now < 0:
             raise BindingError(
-                f"device.bound value: expected a count (a whole Number >= 0), got {value!r}"
+                f"device.bound value: expected a count (a whole Number >= 0), got {now!r}"
             )
         if not live:
-            return int(value)
+            return int(value)  # a plain number: a dynamic one is read in Python (plans again)
         key = scope.next_key("bound") if scope is not None else None
-        room = max(_next_pow2(int(value)), memo.get(key, 0), int(capacity or 0))
+        room = max(_next_pow2(int(now)), memo.get(key, 0), int(capacity or 0))
         memo[key] = room
         ctx = default_context()
         word = ctx.zeros(1, wp.uint32)
-        ctx.fill(word, value)  # a dynamic value is refilled by each replay
-        if scope is not None and key_of(value) is not None:
-            scope.words.append(DynamicWord(word, key_of(value), room))
+        count = cast(value, int)
+        ctx.fill(word, count)  # a dynamic value (an expression) is evaluated by each replay
+        if scope is not None and key_of(count) is not None:
+            scope.words.append(DynamicWord(word, key_of(count), room))
         return LiveCount(word, room)
     words = _words(value, "device.bound value")
     if words is None:

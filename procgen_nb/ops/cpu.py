@@ -13,10 +13,20 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..columns import Record
+from ..dynamic import (
+    apply,
+    constant_or_dynamic,
+    evaluate,
+    is_dynamic,
+    leaves,
+    mark_host,
+    peek,
+)
 from ..errors import BindingError, LuaReturnError
 from ..lua import RETURN_TYPES, CallResult, Curve, LuaState
 from ..lua._convert import canon
@@ -73,10 +83,8 @@ def _check_params(
     return list(args), returns
 
 
-def _fold_key(fn: Any, args: list, returns: Any, device: bool, curves: bool, t: float) -> Any:
+def _fold_key(fn: Any, args: list, returns: Any, device: bool, curves: bool) -> Any:
     """The memo key of a pure call, or None when an argument is not known at planning."""
-    if not curves:
-        args = [a.at(t) if isinstance(a, Curve) else a for a in args]
     try:
         digest = hashlib.sha256(repr(canon(args)).encode()).hexdigest()
     except TypeError:
@@ -84,6 +92,91 @@ def _fold_key(fn: Any, args: list, returns: Any, device: bool, curves: bool, t: 
     # a Lua function is known by its Python wrapper (kept alive in the memo's value)
     ident = ("source", fn) if isinstance(fn, str) else ("function", id(fn))
     return ("cpu.call", ident, digest, tuple(returns or ()), device, curves)
+
+
+def _deep(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """Maps ``leaf`` over the Dynamic numbers inside lists, tuples and dicts of ``value``."""
+    if is_dynamic(value):
+        return leaf(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_deep(v, leaf) for v in value)
+    if isinstance(value, dict):
+        return {k: _deep(v, leaf) for k, v in value.items()}
+    return value
+
+
+def _dynamic_leaves(value: Any) -> set[str]:
+    found: set[str] = set()
+    _deep(value, lambda d: found.update(leaves(d)))
+    return found
+
+
+def _curves_at(value: Any, t: Any) -> Any:
+    """Replaces each number Curve by its value at ``t`` (an expression when ``t`` is dynamic)."""
+    if isinstance(value, Curve):
+        if value.lanes == 0 and is_dynamic(t):
+            return apply(value.at, "curve", t)
+        return value.at(t)  # a vector curve reads a dynamic t in Python (the node plans again)
+    if isinstance(value, list | tuple):
+        return type(value)(_curves_at(v, t) for v in value)
+    if isinstance(value, dict):
+        return {k: _curves_at(v, t) for k, v in value.items()}
+    return value
+
+
+class _CallSite:
+    """A pure call whose arguments are dynamic: called again for new argument values.
+
+    Its numeric results are expressions ``("call", site, i)`` a replay evaluates; results
+    are cached by the argument values (the last 256).
+    """
+
+    def __init__(self, state: LuaState, fn: Any, args: list, opts: dict, name: str):
+        self.state, self.fn, self.args, self.opts, self.name = state, fn, args, opts, name
+        self.keys = _dynamic_leaves(args)
+        self._cache: OrderedDict[Any, list] = OrderedDict()
+
+    def results(self, values: dict[str, Any]) -> list:
+        """The call's results for the dynamic ``values`` (called again when they are new)."""
+        plain = _deep(self.args, lambda d: evaluate(d, values))
+        key = repr(canon(plain))
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = list(self.state.call(self.fn, plain, **self.opts))
+            while len(self._cache) > 256:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return got
+
+
+def _pure_dynamic(scope: CookScope, state: LuaState, fn: Any, args: list, opts: dict) -> CallResult:
+    env = next(iter(_envs(args)))
+    site = _CallSite(state, fn, args, opts, "cpu.call")
+    start = time.perf_counter()
+    values = site.results(env.values)
+    ms = (time.perf_counter() - start) * 1000.0
+    out: list = []
+    for i, v in enumerate(values):
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            out.append(constant_or_dynamic(("call", site, i), env))
+        else:  # a result that is no number: the node reads it in Python, so it plans again
+            mark_host(site.keys)
+            out.append(v)
+    scope.note("pure", f"cpu.call: pure call with dynamic arguments ({ms:.2f} ms)")
+    return CallResult(values=out)
+
+
+def _envs(args: Any) -> list:
+    found: list = []
+    _deep(args, lambda d: found.append(d._env))
+    return found
+
+
+def _host_args(args: list) -> list:
+    """The plain values of the Dynamic numbers in ``args``, read in Python (plans again)."""
+    mark_host(_dynamic_leaves(args))
+    return _deep(args, peek)
 
 
 @op(
@@ -143,25 +236,23 @@ def call(
     scope = current_cook()
     node = scope.node if scope is not None else None
     t = scope.time if scope is not None else 0.0
+    if not curves:
+        args = _curves_at(args, t)  # a curve read at the cook's time is a dynamic value
+    state = _state(scope)
+    opts = dict(returns=returns, ceiling_ms=ceiling_ms, node=node, device=device)
+    opts.update(curves=curves, time=peek(t), what="cpu.call")
+    if _dynamic_leaves(args):
+        if pure and scope is not None:
+            return _pure_dynamic(scope, state, fn, args, opts)
+        args = _host_args(args)
     key = None
     if pure and scope is not None:
-        key = _fold_key(fn, args, returns, device, curves, t)
+        key = _fold_key(fn, args, returns, device, curves)
         if key is not None and key in scope.memo:
             scope.note("folded", f"cpu.call: pure call reused ({len(scope.memo[key][0])} results)")
             return CallResult(values=_copy(list(scope.memo[key][0])))
-    state = _state(scope)
     start = time.perf_counter()
-    values = state.call(
-        fn,
-        args,
-        returns=returns,
-        ceiling_ms=ceiling_ms,
-        node=node,
-        device=device,
-        curves=curves,
-        time=t,
-        what="cpu.call",
-    )
+    values = state.call(fn, args, **opts)
     result = CallResult(values=values)
     if scope is not None:
         ms = (time.perf_counter() - start) * 1000.0
@@ -202,6 +293,7 @@ def _read(
             than one Number, String, Bool or table.
     """
     args, returns = _check_params("cpu.read", fn, args, returns, ceiling_ms, {"device": device})
+    args = _host_args(args)  # cpu.read is never replayed: a dynamic argument plans again
     if not (isinstance(digest, str) or lua_type(digest) == "function"):
         raise BindingError(
             f"cpu.read digest: expected Lua source or a Lua function, got "
@@ -221,19 +313,7 @@ def _read(
         time=t,
         what="cpu.read digest",
     )
-    if len(answer) != 1 or answer[0] is None or lua_type(answer[0]) is not None:
-        got = ", ".join(type(a).__name__ for a in answer) or "nothing"
-        raise LuaReturnError(
-            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table, "
-            f"got {got}"
-        )
-    try:
-        value = canon(answer[0])
-    except TypeError as e:
-        raise LuaReturnError(
-            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table "
-            f"of them, got {_short(answer[0])} ({e})"
-        ) from None
+    value = _digest_value(answer, node)
     values = state.call(
         fn,
         args,
@@ -257,12 +337,39 @@ def _read(
                 time=t,
                 what="cpu.read digest",
             )
-            return canon(again[0]) if len(again) == 1 else again
+            return _digest_value(again, node)
 
         scope.digests.append((value, probe))
         ms = (time.perf_counter() - start) * 1000.0
         scope.note("lua", f"cpu.read: {ms:.2f} ms")
     return CallResult(values=values)
+
+
+def _digest_value(answer: list, node: str | None) -> Any:
+    """The hashable stand-in of a digest's answer.
+
+    Raises:
+        LuaReturnError: an answer other than one Number, String, Bool or table of them
+            (a function, a Lua object, nothing, several values).
+    """
+    if len(answer) != 1 or answer[0] is None or lua_type(answer[0]) is not None:
+        got = ", ".join(_type_name(a) for a in answer) or "nothing"
+        raise LuaReturnError(
+            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table, "
+            f"got {got}"
+        )
+    try:
+        return canon(answer[0])
+    except TypeError as e:
+        raise LuaReturnError(
+            f"cpu.read digest in node {node!r}: expected one Number, String, Bool or table "
+            f"of them, got {_short(answer[0])} ({e})"
+        ) from None
+
+
+def _type_name(value: Any) -> str:
+    kind = lua_type(value)
+    return f"a Lua {kind}" if kind is not None else type(value).__name__
 
 
 class _ReadOp(Op):
