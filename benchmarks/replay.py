@@ -10,7 +10,10 @@ value) is cooked once; then, for each new dynamic value, it is
 and the same arithmetic is done in NumPy for scale. Two kinds of dynamic value: a kernel
 uniform (the recording replays as recorded Warp launches with that param set) and a live
 count in a device word (``device.bound(live=True)``: the recording replays as one Warp
-graph capture). Ratios are printed; nothing is asserted.
+graph capture). A third kind, ``derived``, is an expression of two dynamic values
+(``radius * scale + 0.05`` as the uniform, ``count // 2 + extra`` as the live count the
+kernel runs over): the recording evaluates it at each replay, so it too replays with no
+plan (``plans per replayed cook`` is 0). Ratios are printed; nothing is asserted.
 Run: ``python benchmarks/replay.py`` (``--smoke`` for a quick run in the test suite).
 """
 
@@ -28,7 +31,7 @@ from procgen_nb import asset, ops
 INSIDE = asset.resolve("procgen/inside", "computeShader")
 
 
-def build(nodes: int, n: int, record: bool, word: bool = False) -> pg.Graph:
+def build(nodes: int, n: int, record: bool, word: bool = False, derived: bool = False) -> pg.Graph:
     """The graph: ``points`` and ``nodes`` flag nodes taking a dynamic value, either as a
     kernel uniform (``radius``) or, with ``word``, as a live count held in a device word."""
     pts = np.random.default_rng(0).uniform(-1, 1, size=(n, 2)).astype(np.float32)
@@ -56,30 +59,63 @@ def build(nodes: int, n: int, record: bool, word: bool = False) -> pg.Graph:
             uniforms={"center": (0.0, 0.0), "radius": 0.5},
         )["columns"]["flags"]
 
+    @pg.node(
+        params={
+            "radius": pg.Field(0.5, dynamic=True),
+            "scale": pg.Field(1.0, dynamic=True),
+            "count": pg.Field(n // 2, bounds=(0, n), dynamic=True),
+            "extra": pg.Field(0, bounds=(0, n // 2), dynamic=True),
+        }
+    )
+    def flag_derived(points, radius, scale, count, extra):
+        live = ops.device.bound(value=count // 2 + extra, live=True)
+        return ops.device.kernel(
+            kernel=INSIDE,
+            bind={"points": points},
+            domain=live,
+            uniforms={"center": (0.0, 0.0), "radius": radius * scale + 0.05},
+        )["columns"]["flags"]
+
     g = pg.Graph("bench", record=record)
     g.add("points", points)
+    body = flag_derived if derived else flag_live if word else flag
     for i in range(nodes):
-        g.add(f"flag{i}", flag_live if word else flag, points="points")
+        g.add(f"flag{i}", body, points="points")
     return g
 
 
-def scenario(label: str, nodes: int, n: int, reps: int, word: bool) -> dict[str, float]:
+def _params(nodes: int, n: int, kind: str, value: float) -> dict:
+    if kind == "uniform":
+        return {f"flag{i}.radius": float(value) for i in range(nodes)}
+    if kind == "word":
+        return {f"flag{i}.live": int(value) for i in range(nodes)}
+    out = {}
+    for i in range(nodes):
+        out[f"flag{i}.radius"] = float(value)
+        out[f"flag{i}.scale"] = 1.0 + float(value)
+        out[f"flag{i}.count"] = int(value * n) % (n // 2) + n // 4
+        out[f"flag{i}.extra"] = int(value * 97) % 8
+    return out
+
+
+def scenario(label: str, nodes: int, n: int, reps: int, kind: str) -> dict[str, float]:
     """Times eager cooks, launching again, replays and NumPy for one kind of dynamic value."""
-    keys = [f"flag{i}.{'live' if word else 'radius'}" for i in range(nodes)]
+    word, derived = kind == "word", kind == "derived"
     if word:
         values = iter(np.arange(10_000) % (n // 2) + n // 4)
     else:
         values = iter(np.linspace(0.1, 0.9, 10_000))
 
-    eager = build(nodes, n, record=False, word=word)
+    eager = build(nodes, n, record=False, word=word, derived=derived)
     eager.cook()
-    t_eager = timeit(lambda: eager.cook(params=dict.fromkeys(keys, next(values))), reps)
+    t_eager = timeit(lambda: eager.cook(params=_params(nodes, n, kind, next(values))), reps)
 
-    rec = build(nodes, n, record=True, word=word)
+    rec = build(nodes, n, record=True, word=word, derived=derived)
     rec.cook()
-    before = pg.traffic()
-    t_replay = timeit(lambda: rec.cook(params=dict.fromkeys(keys, next(values))), reps)
+    before, plans = pg.traffic(), pg.cookrun.counts().plans
+    t_replay = timeit(lambda: rec.cook(params=_params(nodes, n, kind, next(values))), reps)
     d = pg.traffic() - before
+    plans = pg.cookrun.counts().plans - plans
     assert rec.last.report.replayed
     launches = [e for e in rec._recording.log if e[0] == "launch"]
 
@@ -103,6 +139,7 @@ def scenario(label: str, nodes: int, n: int, reps: int, word: bool) -> dict[str,
         f"[{label}] replay speedup vs launching again": t_launch / t_replay,
         f"[{label}] replay vs numpy": t_numpy / t_replay,
         f"[{label}] readbacks per replayed cook": d.readbacks / (reps + 1),
+        f"[{label}] plans per replayed cook": plans / (reps + 1),
     }
 
 
@@ -124,8 +161,9 @@ def main(argv=None) -> dict[str, float]:
     if args.smoke:
         args.nodes, args.reps = 8, 20
     rows = {
-        **scenario("uniform", args.nodes, args.n, args.reps, word=False),
-        **scenario("device word", args.nodes, args.n, args.reps, word=True),
+        **scenario("uniform", args.nodes, args.n, args.reps, "uniform"),
+        **scenario("device word", args.nodes, args.n, args.reps, "word"),
+        **scenario("derived", args.nodes, args.n, args.reps, "derived"),
     }
     print(f"{args.nodes} nodes x {args.n} points, {args.reps} cooks each, device {pg.get_device()}")
     for k, v in rows.items():

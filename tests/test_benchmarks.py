@@ -20,8 +20,9 @@ def test_replay_benchmark_smoke(capsys):
     rows = load("replay").main(["--smoke"])
     out = capsys.readouterr().out
     assert "replay speedup vs launching again" in out and "[device word]" in out
-    for kind, mode in (("uniform", "launches"), ("device word", "graph")):
+    for kind, mode in (("uniform", "launches"), ("device word", "graph"), ("derived", "launches")):
         assert rows[f"[{kind}] readbacks per replayed cook"] == 0
+        assert rows[f"[{kind}] plans per replayed cook"] == 0  # no plan: the values replay
         assert rows[f"[{kind}] recording replayed as"] == mode
     numbers = [v for v in rows.values() if isinstance(v, float)]
     assert all(math.isfinite(v) and v >= 0 for v in numbers)
