@@ -16,7 +16,11 @@ _override: str | None = None
 
 
 def _init_warp() -> None:
-    """Initialises Warp once, quietly (the CPU-only driver warning is not an error here)."""
+    """Initialises Warp once, quietly (the CPU-only driver warning is not an error here).
+
+    Warp's own messages stay off; instead ``_progress.install()`` hooks Warp's module builds
+    so that a kernel build that really compiles shows a progress bar naming the module.
+    """
     global _initialized
     if _initialized:
         return
@@ -33,6 +37,9 @@ def _init_warp() -> None:
         finally:
             os.dup2(fd, 2)
             os.close(fd)
+        from . import _progress
+
+        _progress.install()
         _initialized = True
 
 

@@ -1,0 +1,446 @@
+"""Progress of Warp module builds: a bar while kernels compile, nothing when all is cached.
+
+Warp compiles a module (every kernel of one Python module, or one kernel variant) the first
+time one of its kernels launches on a device, and keeps the binary in its kernel cache
+(``wp.config.kernel_cache_dir``, ``WARP_CACHE_PATH``). A first run on an empty cache spends
+most of its time there. ``install()`` (called once by ``device._init_warp``) wraps Warp's
+``Module._compile`` and ``Module._run_codegen`` from outside so that a build that really
+compiles shows a tqdm bar naming the module (on stderr in a terminal, a widget in a
+notebook through ``tqdm.auto``); a module found in the cache shows nothing.
+
+``PROCGEN_NB_PROGRESS=0`` turns the bar off, ``=1`` on; unset, it is on except while pytest
+runs a test (``PYTEST_CURRENT_TEST``), so that test and notebook outputs stay the same on a
+cold and a warm cache.
+
+``build`` compiles a list of modules ahead of their first launch, shared out between this
+process and child processes (Warp's CPU compiler does not scale across threads).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+_lock = threading.RLock()
+_installed = False
+
+
+def enabled() -> bool:
+    """Returns whether builds show a progress bar (see the module docstring)."""
+    flag = os.environ.get("PROCGEN_NB_PROGRESS", "").strip().lower()
+    if flag in ("0", "off", "false", "no"):
+        return False
+    if flag in ("1", "on", "true", "yes"):
+        return True
+    return "PYTEST_CURRENT_TEST" not in os.environ
+
+
+def cache_dir() -> str:
+    """Returns the folder of Warp's kernel cache (where built modules are kept)."""
+    import warp as wp
+
+    from .device import _init_warp
+
+    _init_warp()
+    return str(wp.config.kernel_cache_dir)
+
+
+def display_name(module: Any) -> str:
+    """Returns a readable name for a Warp module.
+
+    A kernel variant's module (``procgen_variant_<name>_<digest>``) is named by the
+    identity and options its preprocessed file records on its first line
+    (``procgen/inside [COUNT=plain,SHAPE=disk]``); any other module by its Python name
+    with a leading ``procgen_nb.`` dropped.
+    """
+    name = str(getattr(module, "name", module))
+    if name.startswith("procgen_variant_"):
+        pymod = sys.modules.get(name)
+        path = getattr(pymod, "__file__", None)
+        if path:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    first = f.readline()
+            except OSError:
+                first = ""
+            if first.startswith("# ") and " preprocessed from " in first:
+                return first[2:].split(" preprocessed from ")[0]
+    return name.removeprefix("procgen_nb.")
+
+
+class Stats:
+    """What the builds inside a ``session`` did.
+
+    Attributes:
+        compiled: modules Warp compiled.
+        cached: modules Warp found in its kernel cache.
+        seconds: the session's wall time.
+    """
+
+    def __init__(self) -> None:
+        self.compiled = 0
+        self.cached = 0
+        self.seconds = 0.0
+
+
+class _Bar:
+    """One tqdm bar shared by every build that overlaps it; closed when builds go quiet."""
+
+    IDLE_CLOSE_S = 0.75
+    TICK_S = 0.25
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.building: dict[int, str] = {}
+        self.last_activity = 0.0
+        self.total: int | None = None
+        self.held = 0  # sessions that keep the bar open until they end
+        self.stats: list[Stats] = []
+        self.ticker: threading.Thread | None = None
+
+    def _open(self) -> None:
+        from tqdm.auto import tqdm
+
+        fmt = (
+            "{desc}: {n_fmt}/{total_fmt} {bar} [{elapsed}<{remaining}{postfix}]"
+            if self.total
+            else "{desc}: {n_fmt} built [{elapsed}{postfix}]"
+        )
+        done = self.stats[-1].compiled + self.stats[-1].cached if self.stats and self.total else 0
+        self.bar = tqdm(
+            total=self.total,
+            initial=done,
+            desc="procgen_nb: building Warp kernels",
+            unit="module",
+            file=sys.stderr,
+            leave=True,
+            bar_format=fmt,
+            dynamic_ncols=True,
+        )
+        self.live = _live(self.bar)
+        if self.live and (self.ticker is None or not self.ticker.is_alive()):
+            self.ticker = threading.Thread(target=self._tick, name="procgen-build-progress")
+            self.ticker.daemon = True
+            self.ticker.start()
+
+    def _postfix(self) -> None:
+        names = list(self.building.values())
+        self.bar.set_postfix_str(("now: " + ", ".join(names)) if names else "", refresh=True)
+
+    def started(self, token: int, name: str) -> None:
+        with _lock:
+            if not enabled():
+                return
+            if self.bar is None:
+                self._open()
+            self.building[token] = name
+            self.last_activity = time.monotonic()
+            self._postfix()
+
+    def finished(self, token: int, compiled: bool | None) -> None:
+        """Notes a ``_compile`` that returned ``compiled`` (None: it raised)."""
+        with _lock:
+            for st in self.stats:
+                if compiled:
+                    st.compiled += 1
+                elif compiled is not None:
+                    st.cached += 1
+            was_building = self.building.pop(token, None) is not None
+            if self.bar is None:
+                return
+            self.last_activity = time.monotonic()
+            if compiled is not None and (was_building or self.total):
+                self.bar.update(1)
+            self._postfix()
+
+    def close(self) -> None:
+        with _lock:
+            if self.bar is None:
+                return
+            bar, self.bar = self.bar, None
+            self.building.clear()
+            bar.set_description_str("procgen_nb: built Warp kernels", refresh=False)
+            bar.set_postfix_str(f"cache {human_path(cache_dir())}", refresh=False)
+            bar.close()
+
+    def _tick(self) -> None:
+        while True:
+            time.sleep(self.TICK_S)
+            with _lock:
+                if self.bar is None:
+                    self.ticker = None
+                    return
+                if self.building:
+                    self.bar.refresh()  # the elapsed time moves while a module compiles
+                elif not self.held and time.monotonic() - self.last_activity > self.IDLE_CLOSE_S:
+                    self.close()
+
+
+def _live(bar: Any) -> bool:
+    """Whether a bar redraws in place: a notebook widget, or a terminal on stderr."""
+    if type(bar).__module__.startswith("tqdm.notebook"):
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+_bar = _Bar()
+atexit.register(_bar.close)
+
+
+@contextlib.contextmanager
+def session(total: int | None = None) -> Iterator[Stats]:
+    """Keeps one bar for every build inside the block (closed at its end, if one opened).
+
+    Args:
+        total: how many module loads the block expects (``None``: unknown); with a total,
+            loads found in the cache move the bar too once it is open.
+
+    Yields:
+        The block's ``Stats``, filled in as modules load.
+    """
+    st = Stats()
+    t0 = time.perf_counter()
+    with _lock:
+        _bar.held += 1
+        _bar.stats.append(st)
+        if total is not None:
+            _bar.total = total
+    try:
+        yield st
+    finally:
+        with _lock:
+            _bar.held -= 1
+            _bar.stats.remove(st)
+            if not _bar.held:
+                _bar.close()
+                _bar.total = None
+        st.seconds = time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------- the Warp hook
+
+_local = threading.local()
+
+
+def install() -> None:
+    """Wraps Warp's ``Module._compile`` and ``Module._run_codegen`` once (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        from warp._src import context
+
+        Module = context.Module
+        compile_ = Module._compile
+        codegen = Module._run_codegen
+
+        def _compile(self: Any, device: Any = None, *args: Any, **kwargs: Any) -> Any:
+            token = id(threading.current_thread()) ^ id(self)
+            outer = getattr(_local, "token", None)
+            _local.token = token
+            result = None
+            try:
+                result = bool(compile_(self, device, *args, **kwargs))
+                return result
+            finally:
+                _local.token = outer
+                _bar.finished(token, result)
+
+        def _run_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
+            token = getattr(_local, "token", None)
+            if token is not None:
+                _bar.started(token, display_name(self))
+            return codegen(self, *args, **kwargs)
+
+        _compile.__wrapped__ = compile_  # type: ignore[attr-defined]
+        _run_codegen.__wrapped__ = codegen  # type: ignore[attr-defined]
+        Module._compile = _compile
+        Module._run_codegen = _run_codegen
+        _installed = True
+
+
+def warp_modules(prefix: str) -> list[Any]:
+    """Returns the imported Warp modules named ``prefix`` or under ``prefix.`` that hold kernels."""
+    from warp._src import context
+
+    return [
+        m
+        for name, m in sorted(context.user_modules.items())
+        if (name == prefix or name.startswith(prefix + ".")) and m.kernels
+    ]
+
+
+def loaded(module: Any, device: str) -> bool:
+    """Returns whether ``module`` is already loaded on ``device`` in this process."""
+    import warp as wp
+
+    ctx = wp.get_device(device).context
+    return any(c == ctx for c, _ in getattr(module, "execs", {}))
+
+
+def cached(module: Any, device: str) -> bool:
+    """Returns whether Warp's kernel cache holds ``module``'s binary for ``device``."""
+    import warp as wp
+    from warp._src import context
+
+    dev = wp.get_device(device)
+    try:
+        dim = context._resolve_launch_block_dim(
+            dev, None if dev.is_cpu else module.options["block_dim"]
+        )
+        folder = os.path.join(wp.config.kernel_cache_dir, module.get_module_identifier(dim))
+        names = (module._get_compile_output_name(dev, block_dim=dim), module._get_meta_name(dim))
+    except Exception:  # noqa: BLE001  (Warp internals moved: say "not cached", build it)
+        return False
+    return all(os.path.exists(os.path.join(folder, n)) for n in names)
+
+
+_CHILD = r"""
+import importlib, importlib.util, json, sys
+job = json.loads(sys.argv[1])
+sys.path[:] = job["path"]
+from procgen_nb import _progress
+from procgen_nb.device import _init_warp
+_init_warp()
+import warp as wp
+from warp._src import context
+dev = wp.get_device(job["device"])
+for name, file in job["modules"]:
+    if name not in sys.modules:
+        if file:
+            spec = importlib.util.spec_from_file_location(name, file)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        else:
+            importlib.import_module(name)
+    m = context.user_modules[name]
+    print("START", _progress.display_name(m), flush=True)
+    dim = context._resolve_launch_block_dim(dev, None if dev.is_cpu else m.options["block_dim"])
+    m.load(dev, block_dim=dim)
+    print("DONE", flush=True)
+"""
+
+
+def _cost(module: Any) -> int:
+    return sum(len(k.adj.source) for k in module.kernels.values()) + 2000
+
+
+def _split(modules: list[Any], bins: int) -> list[list[Any]]:
+    """Splits modules into ``bins`` lists of about equal source size (largest first)."""
+    out: list[list[Any]] = [[] for _ in range(bins)]
+    load = [0] * bins
+    for m in sorted(modules, key=_cost, reverse=True):
+        k = load.index(min(load))
+        out[k].append(m)
+        load[k] += _cost(m)
+    return out
+
+
+def _spawn(modules: list[Any], device: str) -> Any:
+    import json
+    import subprocess
+
+    import warp as wp
+
+    job = {
+        "path": [p for p in sys.path if p],
+        "device": device,
+        "modules": [[m.name, getattr(sys.modules.get(m.name), "__file__", None)] for m in modules],
+    }
+    env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
+    cache = os.path.normpath(str(wp.config.kernel_cache_dir))
+    if os.path.basename(cache) == wp.config.version:
+        env["WARP_CACHE_PATH"] = os.path.dirname(cache)
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, json.dumps(job)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def _follow(proc: Any) -> None:
+    """Moves the bar along a child's START/DONE lines."""
+    token = id(proc)
+    for line in proc.stdout:
+        if line.startswith("START "):
+            _bar.started(token, line[6:].strip())
+        elif line.startswith("DONE"):
+            _bar.finished(token, True)
+    proc.wait()
+    _bar.finished(token, None)
+
+
+def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, Exception]]:
+    """Builds and loads ``modules`` on ``device``, ``workers`` compiles at once.
+
+    On the CPU, modules missing from Warp's kernel cache are shared out (by source size)
+    between this process and ``workers - 1`` child processes that compile into the same
+    cache (Warp's CPU compiler scales across processes, not across threads); then every
+    module is loaded here. A module the children could not build is built here, so its
+    error is the one Warp raises.
+
+    Returns:
+        ``(name, error)`` for each module that failed to build.
+    """
+    import threading as _threading
+
+    import warp as wp
+
+    from .device import _init_warp
+
+    _init_warp()
+    dev = wp.get_device(device)
+    todo = [m for m in modules if not loaded(m, str(dev))]
+    children: list[Any] = []
+    if dev.is_cpu and workers > 1:
+        missing = [m for m in todo if not cached(m, str(dev))]
+        shares = _split(missing, min(workers, max(1, len(missing))))
+        for share in shares[1:]:
+            proc = _spawn(share, str(dev))
+            t = _threading.Thread(target=_follow, args=(proc,), daemon=True)
+            t.start()
+            children.append((proc, t))
+        first = {id(m) for m in shares[0]} if shares else set()
+        todo.sort(key=lambda m: id(m) not in first)  # this process's share first
+    failed: list[tuple[str, Exception]] = []
+    waited = False
+    for m in todo:
+        if not waited and children and id(m) not in first:
+            for _proc, t in children:
+                t.join()
+            waited = True
+        try:
+            from warp._src import context
+
+            dim = context._resolve_launch_block_dim(
+                dev, None if dev.is_cpu else m.options["block_dim"]
+            )
+            m.load(dev, block_dim=dim)
+        except Exception as e:  # noqa: BLE001  (reported per module by the caller)
+            failed.append((display_name(m), e))
+    for _proc, t in children:
+        t.join()
+    return failed
+
+
+def human_path(path: str | Path) -> str:
+    """Returns ``path`` with the home folder written ``~``."""
+    p = str(path)
+    home = os.path.expanduser("~")
+    return "~" + p[len(home) :] if home and home != "/" and p.startswith(home + os.sep) else p
