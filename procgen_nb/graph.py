@@ -17,6 +17,11 @@
 A second cook re-runs only the nodes that a changed parameter, input, time/frame (for a
 node that takes them) or ``cpu.read`` digest reaches; the others are reused. A cook that
 raises keeps the previous good outputs (``graph.last``) and names the node and the op.
+
+Dynamic values (dynamic Fields, ``time``, ``frame``, curves) follow ``procgen_nb.dynamic``:
+what a node computes from one by arithmetic is replayed exactly, anything it reads in
+Python makes it plan again when the value moves. A constant input (a NumPy array, a list,
+a dict) is keyed by its content: changed in place, it reaches its nodes at the next cook.
 """
 
 from __future__ import annotations
