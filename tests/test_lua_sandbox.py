@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
-from procgen_nb.errors import BindingError, LuaCeilingError, LuaError, LuaSandboxError
+from procgen_nb.errors import (
+    BindingError,
+    LuaCeilingError,
+    LuaError,
+    LuaSandboxError,
+    ParamsError,
+)
 from procgen_nb.lua import Handle, LuaState
 
 
@@ -201,11 +208,35 @@ def test_a_call_under_its_ceiling_runs_to_the_end(lua):
     assert lua.call(src, [200000], ceiling_ms=2000) == [200000 * 200001 // 2]
 
 
-def test_ceiling_refuses_a_bad_value(lua):
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (-1, "-1"),
+        (float("nan"), "nan"),
+        (float("inf"), "inf"),
+        (float("-inf"), "-inf"),
+        (1e12, "1000000000000.0"),
+        (True, "True"),
+        ("fast", "'fast'"),
+    ],
+)
+def test_ceiling_refuses_a_bad_value(lua, value, shown):
+    # NaN and infinities would disable the ceiling; the refusal names the value
     with pytest.raises(
-        BindingError, match=r"ceiling_ms: expected a number >= 0 \(0 for 5000\), got -1"
+        ParamsError,
+        match=rf"ceiling_ms: expected a finite number of milliseconds from 0 to 86400000 "
+        rf"\(0 or None for 5000\), got {re.escape(shown)}$",
     ):
-        lua.call("function() end", ceiling_ms=-1)
+        lua.call("function() while true do end end", ceiling_ms=value)
+
+
+@pytest.mark.parametrize("value", [0, -5, 2**31, 2**40, 1.5, True, None])
+def test_hook_interval_out_of_range_is_refused(value):
+    with pytest.raises(
+        ParamsError,
+        match=rf"hook_interval: expected a whole number from 1 to 1000000, got {value!r}$",
+    ):
+        LuaState(hook_interval=value)
 
 
 def test_time_spent_waiting_is_not_charged():

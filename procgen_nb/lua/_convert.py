@@ -14,7 +14,7 @@ Lua to Python (``from_lua``): per the type name ``returns`` states for the posit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,11 +54,13 @@ _THREAD_CLASSES = ("_LuaThread", "_LuaCoroutineFunction")
 
 @dataclasses.dataclass
 class ArgOptions:
-    """How args cross to Lua: ``device`` (Geometry as it stands), ``curves``, the ``time``."""
+    """How args cross to Lua: ``device`` (Geometry as it stands), ``curves``, the ``time``,
+    and the ``node`` whose BufferRefs they are."""
 
     device: bool = False
     curves: bool = False
     time: float = 0.0
+    node: str | None = None
 
 
 def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int = 0) -> Any:
@@ -85,7 +87,7 @@ def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Column):
-        return state._buffer_table(value)
+        return state._buffer_table(value, opts.node)
     if isinstance(value, Curve):
         if not opts.curves:
             return to_lua(state, value.at(opts.time), where, opts, depth + 1)
@@ -130,9 +132,11 @@ def _geometry_to_lua(
         if opts.device:
             for name, col in dom.items():
                 if isinstance(col, Column):
-                    entries[name] = state._buffer_table(col)
+                    entries[name] = state._buffer_table(col, opts.node)
             if isinstance(count, LiveCount):
-                entries.setdefault("count", state._buffer_table(Column(count.words, "UInt")))
+                entries.setdefault(
+                    "count", state._buffer_table(Column(count.words, "UInt"), opts.node)
+                )
                 entries.setdefault("capacity", count.capacity)
             else:
                 entries.setdefault("count", int(count))
@@ -172,6 +176,16 @@ def _geometry_to_lua(
 class _Where:
     what: str
     node: str | None
+    over: Callable[[], Exception | None] | None = None
+    ticks: int = 0
+
+    def tick(self) -> None:
+        """Counts one value converted; every 4096, raises once the call's budget is spent."""
+        self.ticks += 1
+        if self.ticks & 4095 == 0 and self.over is not None:
+            err = self.over()
+            if err is not None:
+                raise err
 
     def fail(self, pos: int, expected: str, got: str, detail: str = "") -> LuaReturnError:
         extra = f" ({detail})" if detail else ""
@@ -186,7 +200,12 @@ def _node(node: str | None) -> str:
 
 
 def check_returns(
-    state: LuaState, results: tuple, returns: Any, what: str, node: str | None
+    state: LuaState,
+    results: tuple,
+    returns: Any,
+    what: str,
+    node: str | None,
+    over: Callable[[], Exception | None] | None = None,
 ) -> list:
     """Checks a call's results against ``returns`` and returns them as Python values.
 
@@ -195,7 +214,9 @@ def check_returns(
         results: the raw results, in order.
         returns: the type name of each result, or None to take any results as they are.
         what: the op named in messages ("cpu.call").
-        node: the node named in messages.
+        node: the node named in messages (and whose BufferRefs the results may hold).
+        over: called every 4096 values converted; answers the error to raise once the
+            call's CPU-time budget is spent, or None.
 
     Returns:
         A list of Python values, one per result.
@@ -204,7 +225,7 @@ def check_returns(
         LuaReturnError: another count of results than ``returns`` states, or a result of
             another type (naming its 1-based position, the type expected and the type got).
     """
-    where = _Where(what, node)
+    where = _Where(what, node, over)
     try:
         if returns is None:
             return [plain(state, v, where, i + 1) for i, v in enumerate(results)]
@@ -224,7 +245,7 @@ def check_returns(
         ) from None
 
 
-def kind_of(state: LuaState, v: Any) -> str:
+def kind_of(state: LuaState, v: Any, where: _Where | None = None) -> str:
     """Returns the type name of a Lua value as messages state it (Number, List, ...)."""
     if v is None:
         return "Nil"
@@ -242,22 +263,33 @@ def kind_of(state: LuaState, v: Any) -> str:
             return "Handle"
         if _buffer_id(state, v) is not None:
             return "BufferRef"
-        return "List" if _sequence(v) is not None else "Record"
+        return "List" if _sequence(v, where) is not None else "Record"
     return {"function": "Function", "thread": "Thread", "userdata": "Userdata"}.get(
         lt, type(v).__name__
     )
 
 
-def _buffer_id(state: LuaState, t: Any) -> int | None:
+def _buffer_id(state: LuaState, t: Any) -> int | str | None:
     buf = state._helpers.rawget(t, "buffer")
     typ = state._helpers.rawget(t, "type")
-    if isinstance(buf, int) and not isinstance(buf, bool) and isinstance(typ, str):
+    if isinstance(buf, int | str) and not isinstance(buf, bool) and isinstance(typ, str):
         return buf
     return None
 
 
-def _sequence(t: Any) -> list | None:
-    items = dict(t.items())
+def _items(t: Any, where: _Where | None) -> dict:
+    """A Lua table's entries, counted against the call's budget."""
+    if where is None:
+        return dict(t.items())
+    out = {}
+    for k, v in t.items():
+        where.tick()
+        out[k] = v
+    return out
+
+
+def _sequence(t: Any, where: _Where | None = None) -> list | None:
+    items = _items(t, where)
     n = len(items)
     if all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n for k in items):
         return [items[i] for i in range(1, n + 1)]
@@ -265,7 +297,7 @@ def _sequence(t: Any) -> list | None:
 
 
 def _expect(state: LuaState, v: Any, expected: str, where: _Where, pos: int) -> Any:
-    got = kind_of(state, v)
+    got = kind_of(state, v, where)
     if expected == "Number":
         if got == "Number":
             return v
@@ -280,7 +312,7 @@ def _expect(state: LuaState, v: Any, expected: str, where: _Where, pos: int) -> 
             return v
     elif expected == "List":
         if lua_type(v) == "table" and got in ("List", "Record"):
-            seq = _sequence(v)
+            seq = _sequence(v, where)
             if seq is None:
                 raise where.fail(pos, "List", "Record", "a table with keys other than 1..n")
             return [plain(state, x, where, pos) for x in seq]
@@ -309,14 +341,15 @@ def plain(state: LuaState, v: Any, where: _Where, pos: int, depth: int = 0) -> A
     BufferRefs their Columns, handles Handles; functions stay Lua functions."""
     if depth > _MAX_DEPTH:
         raise where.fail(pos, f"values nested at most {_MAX_DEPTH} deep", "deeper (a cycle?)")
+    where.tick()
     if lua_type(v) != "table":
         return v
-    kind = kind_of(state, v)
+    kind = kind_of(state, v, where)
     if kind == "Handle":
         return _handle(state, v, where, pos)
     if kind == "BufferRef":
         return _buffer_ref(state, v, where, pos, "Column").column
-    seq = _sequence(v)
+    seq = _sequence(v, where)
     if seq is not None:
         return [plain(state, x, where, pos, depth + 1) for x in seq]
     return _record(state, v, where, pos, depth)
@@ -324,20 +357,20 @@ def plain(state: LuaState, v: Any, where: _Where, pos: int, depth: int = 0) -> A
 
 def _record(state: LuaState, v: Any, where: _Where, pos: int, depth: int = 0) -> Record:
     out = Record()
-    for k, x in v.items():
+    for k, x in _items(v, where).items():
         out[k] = plain(state, x, where, pos, depth + 1)
     return out
 
 
 def _buffer_ref(state: LuaState, t: Any, where: _Where, pos: int, expected: str) -> BufferRef:
     buf = _buffer_id(state, t)
-    col = state._columns.get(buf)
+    col = state._column_for(buf, where.node) if isinstance(buf, str) else None
     if col is None:
         raise where.fail(
             pos,
             expected,
             "BufferRef",
-            f"buffer {buf} is not a column this Lua state was given, or it was let go",
+            f"buffer {buf!r} is not a column this node was given, or it was let go",
         )
     return BufferRef(buf, col.type, _count(col), col.lanes, col.element(), col)
 
@@ -356,8 +389,8 @@ def _handle(state: LuaState, t: Any, where: _Where, pos: int) -> Handle:
 
 def _vector(t: Any, expected: str, where: _Where, pos: int) -> tuple[float, ...]:
     lanes = _VEC_LANES[expected]
-    items = dict(t.items())
-    seq = _sequence(t)
+    items = _items(t, where)
+    seq = _sequence(t, where)
     if seq is not None and len(seq) == lanes:
         vals = seq
     else:
@@ -380,7 +413,7 @@ def _vector(t: Any, expected: str, where: _Where, pos: int) -> tuple[float, ...]
 
 def _geometry(state: LuaState, t: Any, where: _Where, pos: int) -> Geometry:
     classes = {}
-    for cname, ct in t.items():
+    for cname, ct in _items(t, where).items():
         if lua_type(ct) != "table":
             raise where.fail(
                 pos,
@@ -389,7 +422,7 @@ def _geometry(state: LuaState, t: Any, where: _Where, pos: int) -> Geometry:
                 f"class {cname!r} is a {kind_of(state, ct)}",
             )
         cols = {}
-        for name, v in ct.items():
+        for name, v in _items(ct, where).items():
             if name in ("count", "capacity"):
                 continue
             if kind_of(state, v) != "BufferRef":

@@ -4,9 +4,12 @@
 reach. It installs the CPU-time hook (a count hook on every thread the sandbox runs,
 checking the Python-side clock every ``interval`` instructions), builds the sandbox's
 globals table (the safe parts of the standard library, ``load`` of text only, a limited
-``collectgarbage``, coroutines that carry the hook, ``print`` and ``handle``), and
-returns the internal helpers Python needs. Nothing it returns is reachable from the
-sandbox: sandboxed chunks see only the table ``env``.
+``collectgarbage``, coroutines that carry the hook, ``pcall``/``xpcall``/``coroutine``
+functions that cannot catch the ceiling's error or a stack overflow, ``print`` and
+``handle``), and returns the internal helpers Python needs. Nothing it returns is
+reachable from the sandbox: sandboxed chunks see only the table ``env``. The Python
+functions it is given (the clock check, print, the error note) are only ever called
+under ``pcall`` from its own code, so no Python object (an exception) reaches a script.
 """
 
 from __future__ import annotations
@@ -35,48 +38,77 @@ FORBIDDEN = (
 GC_OPTIONS = ("collect", "count", "isrunning", "step")
 
 SETUP = r"""
-local check, py_print, SANDBOX, CEILING, interval, forbidden_list, gc_list = ...
+local check, py_print, note_error, SANDBOX, CEILING, interval, forbidden_list, gc_list, limits = ...
 local sethook, gethook, traceback = debug.sethook, debug.gethook, debug.traceback
 local real_load, real_setmetatable, real_collectgarbage = load, setmetatable, collectgarbage
-local real_xpcall = xpcall
+local real_pcall, real_xpcall, real_error = pcall, xpcall, error
 local co_create, co_resume, co_close, co_running =
       coroutine.create, coroutine.resume, coroutine.close, coroutine.running
-local type, tostring, error, select, pairs, rawget, xpcall =
-      type, tostring, error, select, pairs, rawget, xpcall
+local type, tostring, select, pairs, next, rawget, ipairs =
+      type, tostring, select, pairs, next, rawget, ipairs
 local concat, pack, unpack = table.concat, table.pack, table.unpack
+local s_find, s_gsub, s_byte, s_format, s_sub = string.find, string.gsub, string.byte, string.format, string.sub
+local u_len, min = utf8.len, math.min
+local randomseed = math.randomseed
 
--- the CPU-time hook runs every `interval` instructions. It asks Python for the thread's
+-- The CPU-time hook runs every `interval` instructions. It asks Python for the thread's
 -- CPU time only once the process's CPU clock (os.clock, never slower than the thread's)
 -- moved by `gate` seconds since it last asked, so a check costs a C call, not a Python
--- call. Once a call ran past its ceiling the hook asks Python and raises on every
--- instruction until the call is over, so a pcall cannot keep a loop alive. Lua runs a message handler, and the __close handlers
--- of a coroutine an error killed, with hooks off when the error came from a hook:
--- `killed` remembers such coroutines (closing one does nothing) and xpcall skips its
--- handler for the ceiling's error.
+-- call. Once a call ran past its ceiling (`tripped`) the hook asks Python and raises on
+-- every instruction until the call is over, and every function that catches errors
+-- (pcall, xpcall, coroutine.resume/wrap/close) raises the ceiling's error again, so
+-- nothing can keep a stopped call alive. An error Python raises (an interrupt) counts as
+-- past the ceiling, and its object never reaches the sandbox. Lua runs a message handler,
+-- and the __close handlers of a coroutine an error killed, with hooks off when the error
+-- came from a hook: `killed` remembers such coroutines (closing one does nothing) and
+-- xpcall skips its handler for the ceiling's error. A stack overflow (C or Lua) cannot be
+-- caught either: near the C-stack limit the hook itself cannot run.
 local clock, gate = os.clock, 0.001
 local last, tripped = -1, false
 local killed = real_setmetatable({}, {__mode = "k"})
-local function hook()
+local hook
+
+local function over()
+  local ok, r = real_pcall(check)
+  if not ok then
+    real_pcall(note_error, r)
+    return true
+  end
+  return r == true
+end
+
+local function trip()
+  tripped = true
+  local co, main = co_running()
+  if not main then killed[co] = true end
+  sethook(hook, "", 1)
+  real_error(CEILING, 0)
+end
+
+hook = function()
   if not tripped then
     local now = clock()
     if now - last < gate then return end
     last = now
   end
-  if check() then
-    tripped = true
-    local co, main = co_running()
-    if not main then killed[co] = true end
-    sethook(hook, "", 1)
-    error(CEILING, 0)
-  end
+  if over() then trip() end
   tripped = false
   local _, _, count = gethook()
   if count ~= interval then sethook(hook, "", interval) end
 end
 sethook(hook, "", interval)
 
+-- checks the ceiling from Lua code that runs long C work in pieces (guards)
+local function poll()
+  if tripped then trip() end
+  local now = clock()
+  if now - last < gate then return end
+  last = now
+  if over() then trip() end
+end
+
 local function refuse(what, level)
-  error(SANDBOX .. " " .. what, (level or 1) + 1)
+  real_error(SANDBOX .. " " .. what, (level or 1) + 1)
 end
 
 local function copy(t, except)
@@ -87,11 +119,23 @@ local function copy(t, except)
   return out
 end
 
+local function overflow(e)
+  return type(e) == "string"
+         and (s_find(e, "stack overflow", 1, true) ~= nil or e == "error in error handling")
+end
+
+-- what pcall, xpcall and coroutine.resume answer: the ceiling's error and a stack
+-- overflow are raised again instead of answered
+local function settle(ok, ...)
+  if tripped then real_error(CEILING, 0) end
+  if not ok and overflow((...)) then real_error((...), 0) end
+  return ok, ...
+end
+
 local env = {}
 local safe = {
-  "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "rawequal",
-  "rawget", "rawlen", "rawset", "select", "tonumber", "tostring", "type", "xpcall",
-  "_VERSION",
+  "assert", "error", "getmetatable", "ipairs", "next", "pairs", "rawequal",
+  "rawget", "rawlen", "rawset", "select", "tonumber", "tostring", "type", "_VERSION",
 }
 for _, name in ipairs(safe) do env[name] = _G[name] end
 env.math = copy(math)
@@ -107,6 +151,18 @@ local string_mt = getmetatable("")
 string_mt.__index = env.string
 string_mt.__metatable = false
 
+env.pcall = function(f, ...)
+  return settle(real_pcall(f, ...))
+end
+
+env.xpcall = function(f, handler, ...)
+  if type(handler) ~= "function" then return settle(real_xpcall(f, handler, ...)) end
+  return settle(real_xpcall(f, function(e)
+    if tripped or e == CEILING or overflow(e) then return e end
+    return handler(e)
+  end, ...))
+end
+
 -- coroutines carry the hook (Lua does not run a thread's hook in the threads it makes)
 local function cocreate(f)
   local co = co_create(f)
@@ -116,28 +172,24 @@ local function cocreate(f)
 end
 local function coclose(co)
   if killed[co] then return false, CEILING end
-  return co_close(co)
+  return settle(co_close(co))
 end
 local function cowrap(f)
   local co = cocreate(f)
   return function(...)
     local r = pack(co_resume(co, ...))
+    if tripped then real_error(CEILING, 0) end
     if r[1] then return unpack(r, 2, r.n) end
     coclose(co)
-    error(r[2], 0)
+    real_error(r[2], 0)
   end
 end
 env.coroutine = copy(coroutine)
 env.coroutine.create = cocreate
 env.coroutine.wrap = cowrap
 env.coroutine.close = coclose
-
-env.xpcall = function(f, handler, ...)
-  if type(handler) ~= "function" then return real_xpcall(f, handler, ...) end
-  return real_xpcall(f, function(e)
-    if e == CEILING then return e end
-    return handler(e)
-  end, ...)
+env.coroutine.resume = function(co, ...)
+  return settle(co_resume(co, ...))
 end
 
 env.setmetatable = function(t, mt)
@@ -147,36 +199,84 @@ env.setmetatable = function(t, mt)
   return real_setmetatable(t, mt)
 end
 
+-- text chunks only; a long chunk (or a reader function) is parsed a piece at a time,
+-- with the ceiling checked between pieces
+local PIECE = 1 << 16
 env.load = function(chunk, name, mode, chunk_env)
   if mode ~= nil and mode ~= "t" then
     refuse("load: expected mode \"t\" (text chunks only), got " .. tostring(mode), 2)
   end
-  if type(chunk) == "string" and chunk:byte(1) == 27 then
+  if type(chunk) == "string" and s_byte(chunk, 1) == 27 then
     refuse("load: expected Lua source text, got a precompiled (bytecode) chunk", 2)
   end
-  local f, err = real_load(chunk, name, "t", chunk_env or env)
-  if f == nil and type(err) == "string" and err:find("attempt to load a binary chunk", 1, true) then
+  local source = chunk
+  if type(chunk) == "string" and #chunk > PIECE then
+    local at = 1
+    source = function()
+      poll()
+      local piece = s_sub(chunk, at, at + PIECE - 1)
+      at = at + PIECE
+      return piece
+    end
+  elseif type(chunk) == "function" then
+    source = function()
+      poll()
+      return chunk()
+    end
+  end
+  local f, err = real_load(source, name or (type(chunk) == "string" and chunk or "=(load)"),
+                           "t", chunk_env or env)
+  if tripped then trip() end
+  if f == nil and type(err) == "string" and s_find(err, "attempt to load a binary chunk", 1, true) then
     refuse("load: expected Lua source text, got a precompiled (bytecode) chunk", 2)
   end
   return f, err
 end
 
+-- a collection runs a step at a time (each step is short) so the ceiling can stop it
 local gc_ok = {}
 for _, o in ipairs(gc_list) do gc_ok[o] = true end
-env.collectgarbage = function(opt, ...)
+env.collectgarbage = function(opt, arg)
   opt = opt or "collect"
   if not gc_ok[opt] then
     refuse("collectgarbage: expected one of " .. concat(gc_list, ", ") .. ", got "
            .. tostring(opt), 2)
   end
-  return real_collectgarbage(opt, ...)
+  if opt == "collect" then
+    for _ = 1, 2 do
+      repeat until real_collectgarbage("step", 0)
+    end
+    return 0
+  elseif opt == "step" then
+    if type(arg) == "number" and arg > 64 then arg = 64 end
+    return real_collectgarbage("step", arg)
+  end
+  return real_collectgarbage(opt)
 end
 
+-- math.random: seeded before each call from the call's seed; randomseed() with no
+-- argument seeds it again from that seed
+local seed1, seed2 = 0, 0
+env.math.randomseed = function(...)
+  if select("#", ...) == 0 then return randomseed(seed1, seed2) end
+  return randomseed(...)
+end
+
+-- print never hands a Python error to the sandbox; bytes that are not UTF-8 print as \xNN
 env.print = function(...)
   local n = select("#", ...)
   local parts = {}
   for i = 1, n do parts[i] = tostring((select(i, ...))) end
-  py_print(concat(parts, "\t"))
+  local text = concat(parts, "\t")
+  if u_len(text) == nil then
+    text = s_gsub(text, "[\128-\255]", function(c) return s_format("\\x%02X", s_byte(c)) end)
+  end
+  local ok, e = real_pcall(py_print, text)
+  if not ok then
+    real_pcall(note_error, e)
+    poll()
+    real_error("print: the text could not be written", 2)
+  end
 end
 
 -- handles: opaque tables standing for a resource; `info` knows what each one holds
@@ -198,7 +298,7 @@ local function new_handle(value, release, py_id)
 end
 env.handle = function(value, release)
   if release ~= nil and type(release) ~= "function" then
-    error("handle: expected a release function or nil, got " .. type(release), 2)
+    real_error("handle: expected a release function or nil, got " .. type(release), 2)
   end
   return new_handle(value, release, nil)
 end
@@ -223,11 +323,39 @@ local function on_error(e)
   return traceback(e, 2)
 end
 
-local helpers = {env = env}
+local helpers = {env = env, poll = poll, refuse = refuse, limits = limits}
 
--- runs f(...) and answers true, results... or false, message-with-traceback
-function helpers.run(f, ...)
+-- runs f(...) with math.random seeded: answers true, results... or false, message
+function helpers.run(s1, s2, f, ...)
+  tripped = false
+  seed1, seed2 = s1, s2
+  randomseed(s1, s2)
   return xpcall(f, on_error, ...)
+end
+
+-- counts the values a result expands to (a table each time it is reached, so shared
+-- subtables count once per path); answers the count, or nil and why past `limit`
+local MAX_DEPTH = limits.max_depth
+function helpers.measure(limit, ...)
+  local count = 0
+  local function walk(v, depth)
+    count = count + 1
+    if count > limit then return "size" end
+    if type(v) == "table" and handle_info[v] == nil then
+      if depth >= MAX_DEPTH then return "depth" end
+      for k, x in next, v do
+        count = count + 1
+        local why = walk(x, depth + 1)
+        if why then return why end
+      end
+    end
+  end
+  local r = pack(...)
+  for i = 1, r.n do
+    local why = walk(r[i], 0)
+    if why then return nil, i, why end
+  end
+  return count
 end
 
 -- compiles source in the sandbox: an expression first, then a chunk
@@ -247,7 +375,7 @@ function helpers.make_curve(keys)
     local t = b
     if type(a) == "number" and b == nil then t = a end
     if type(t) ~= "number" then
-      error("curve:at: expected a time (number), got " .. type(t), 2)
+      real_error("curve:at: expected a time (number), got " .. type(t), 2)
     end
     local first, last = keys[1], keys[n]
     if t <= first[1] then return first[2] end

@@ -6,33 +6,74 @@ chunks only, ``collectgarbage`` limited to collect/count/step/isrunning, ``print
 (to Python's stdout) and ``handle(value, release)``. Reading ``os``, ``io``,
 ``require``, ``dofile``, ``loadfile``, ``loadstring``, ``debug``, ``package`` or
 ``python``, loading bytecode, or setting a ``__gc`` finalizer raises ``LuaSandboxError``.
-No Python object is reachable: arguments cross as Lua values (see ``_convert``).
+No Python object is reachable: arguments cross as Lua values (see ``_convert``), and an
+error a Python function raises reaches a script as a message, never as the object.
 
 The ceiling counts CPU time on the calling thread (``time.thread_time``), so time spent
-waiting is not charged; a count hook on every thread the call runs (coroutines included)
-checks it every ``hook_interval`` instructions and stops a runaway call. Limits: a count
-hook makes tight Lua loops about twice as slow as unhooked Lua; one long C call (a huge
-``string.rep``, a pathological pattern match) is not interrupted, only refused once it
-returns, and memory is bounded by ``max_memory``; the ``__close`` handlers of a coroutine
-the ceiling stopped do not run.
+waiting is not charged. One ceiling covers the whole call: running the chunk that gives
+``fn``, the call, and converting its results (a result that expands past
+``MAX_RESULT_VALUES`` values, counting a shared subtable each time it is reached, is
+refused). A count hook on every thread the call runs (coroutines included) checks it
+every ``hook_interval`` instructions; ``pcall``, ``xpcall`` and coroutines cannot catch
+the error it raises, nor a stack overflow (near the C-stack limit no hook can run).
+Standard functions that loop in C over a count the script chooses are guarded (see
+``_guards``): a pattern match whose bounded cost passes a budget is refused, and the
+others work in pieces. So no call runs more than about max(2 x ceiling, ceiling + 1 s)
+of CPU time. An interrupt (Ctrl-C) stops a call too, and is raised again in Python.
+
+``math.random`` is seeded before each call: with the call's ``seed``, as
+``math.randomseed(seed)`` does, or by default from the node's name, so a node draws the
+same numbers in every process. A Column reaches a script as a BufferRef whose ``buffer``
+is a random token, given per node: a script cannot name a column it was not given.
+
+Limits: a count hook makes tight Lua loops about twice as slow as unhooked Lua; memory is
+bounded by ``max_memory``; the ``__close`` handlers of a coroutine the ceiling stopped do
+not run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
+import math
+import secrets
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..columns import Column
-from ..errors import BindingError, LuaCeilingError, LuaError, LuaReturnError, LuaSandboxError
-from . import _sandbox
-from ._convert import ArgOptions, check_returns, kind_of, to_lua
+from ..errors import (
+    BindingError,
+    LuaCeilingError,
+    LuaError,
+    LuaReturnError,
+    LuaSandboxError,
+    ParamsError,
+)
+from . import _guards, _sandbox
+from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
 from .values import Handle, _lua_handle
 
 #: The ceiling a call gets when ``ceiling_ms`` is 0 or None.
 DEFAULT_CEILING_MS = 5000.0
+#: The largest ``ceiling_ms`` a call accepts (a day).
+MAX_CEILING_MS = 86_400_000.0
+#: The largest ``hook_interval`` (instructions between two checks of the clock).
+MAX_HOOK_INTERVAL = 1_000_000
+#: The most values a call's results may expand to (a table counts each time it is reached).
+MAX_RESULT_VALUES = 1 << 21
+
+
+@dataclasses.dataclass
+class _Span:
+    """The CPU-time budget of one call: where it started, its deadline and its ceiling."""
+
+    start: float
+    deadline: float
+    ceiling: float
 
 
 class LuaState:
@@ -41,7 +82,11 @@ class LuaState:
     Args:
         max_memory: the most bytes the state may allocate (a call past it fails with a
             ``LuaError``), or None for no limit.
-        hook_interval: Lua instructions between two checks of the CPU clock.
+        hook_interval: Lua instructions between two checks of the CPU clock, 1 to
+            1,000,000.
+
+    Raises:
+        ParamsError: a ``hook_interval`` or ``max_memory`` out of range.
 
     Attributes:
         release_errors: errors raised by Lua release functions that ran deferred (a
@@ -49,30 +94,52 @@ class LuaState:
     """
 
     def __init__(self, *, max_memory: int | None = 1 << 30, hook_interval: int = 1000):
-        if hook_interval < 1:
-            raise BindingError(f"hook_interval: expected a number >= 1, got {hook_interval!r}")
+        if (
+            isinstance(hook_interval, bool)
+            or not isinstance(hook_interval, int)
+            or not 1 <= hook_interval <= MAX_HOOK_INTERVAL
+        ):
+            raise ParamsError(
+                f"hook_interval: expected a whole number from 1 to {MAX_HOOK_INTERVAL}, "
+                f"got {hook_interval!r}"
+            )
+        if max_memory is not None and (
+            isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 1
+        ):
+            raise ParamsError(
+                f"max_memory: expected a whole number of bytes >= 1 or None, got {max_memory!r}"
+            )
         self._lock = threading.RLock()
         self._deadline: float | None = None
+        self._span: _Span | None = None
         self._tripped = False
+        self._signal: BaseException | None = None
         self._depth = 0
         self._pending: list[Any] = []
         self.release_errors: list[LuaError] = []
         self._runtime = _sandbox.new_runtime(max_memory)
-        setup, err = _pair(self._runtime.eval("load")(_sandbox.SETUP, "=procgen_nb.sandbox"))
+        real_load = self._runtime.eval("load")
+        setup, err = _pair(real_load(_sandbox.SETUP, "=procgen_nb.sandbox"))
         if setup is None:
             raise LuaError(f"the Lua sandbox does not compile: {err}")
         self._helpers = setup(
             self._check,
             _print,
+            self._note_error,
             _sandbox.SANDBOX_MARK,
             _sandbox.CEILING_MARK,
             int(hook_interval),
             self._runtime.table_from(list(_sandbox.FORBIDDEN)),
             self._runtime.table_from(list(_sandbox.GC_OPTIONS)),
+            self._runtime.table_from({"max_depth": _MAX_DEPTH}),
         )
-        self._columns: weakref.WeakValueDictionary[int, Column] = weakref.WeakValueDictionary()
-        self._column_ids: weakref.WeakKeyDictionary[Column, int] = weakref.WeakKeyDictionary()
-        self._next_buffer = 0
+        guards, err = _pair(real_load(_guards.GUARDS, "=procgen_nb.guards"))
+        if guards is None:
+            raise LuaError(f"the Lua sandbox's guards do not compile: {err}")
+        guards(self._helpers.env, self._helpers.poll, self._runtime.table_from(_guards.LIMITS))
+        # token -> column, and column -> {node: token}: a token names a column for one node
+        self._columns: weakref.WeakValueDictionary[str, Column] = weakref.WeakValueDictionary()
+        self._column_ids: weakref.WeakKeyDictionary[Column, dict] = weakref.WeakKeyDictionary()
         self._py_handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self._lua_handles: weakref.WeakValueDictionary[int, Handle] = weakref.WeakValueDictionary()
         self._compiled: dict[str, Any] = {}
@@ -91,19 +158,22 @@ class LuaState:
         Args:
             source: Lua source text (a chunk; globals it sets stay in the state).
             ceiling_ms: CPU-time ceiling (5000 when 0 or None).
-            node: the node named in errors.
+            node: the node named in errors (and whose seed ``math.random`` draws from).
 
         Returns:
             The chunk's results converted as with ``returns=None``.
 
         Raises:
+            ParamsError: a ``ceiling_ms`` that is not a finite number from 0 to a day.
             LuaError: a syntax or runtime error (with its traceback).
             LuaSandboxError: the chunk reached outside the sandbox.
             LuaCeilingError: the chunk ran past its ceiling.
+            LuaReturnError: results that expand past ``MAX_RESULT_VALUES`` values.
         """
-        f = self._load(source, node, expression=False)
-        raw = self._run(f, (), ceiling_ms, node, "lua.execute")
-        return check_returns(self, raw, None, "lua.execute", node)
+        with self._lock, self.budget(ceiling_ms, what="lua.execute"):
+            f = self._load(source, node, expression=False)
+            raw = self._run(f, (), node, "lua.execute")
+            return self._results(raw, None, "lua.execute", node)
 
     def compile(self, fn: Any, *, node: str | None = None, ceiling_ms: float | None = None) -> Any:
         """Returns the Lua function ``fn`` stands for.
@@ -132,8 +202,9 @@ class LuaState:
         f = self._compiled.get(fn)
         if f is not None:
             return f
-        chunk = self._load(fn, node, expression=True)
-        raw = self._run(chunk, (), ceiling_ms, node, "fn")
+        with self._lock, self.budget(ceiling_ms, what="fn"):
+            chunk = self._load(fn, node, expression=True)
+            raw = self._run(chunk, (), node, "fn")
         if len(raw) != 1 or _sandbox.lua_type(raw[0]) != "function":
             got = ", ".join(kind_of(self, v) for v in raw) or "nothing"
             raise BindingError(
@@ -154,6 +225,7 @@ class LuaState:
         curves: bool = False,
         time: float = 0.0,
         what: str = "cpu.call",
+        seed: int | None = None,
     ) -> list:
         """Calls ``fn`` with ``args`` in the sandbox and returns its checked results.
 
@@ -161,37 +233,82 @@ class LuaState:
             fn: Lua source or a Lua function of this state (see ``compile``).
             args: Python values, converted as ``_convert.to_lua`` states.
             returns: the type name of each result, or None to take any results.
-            ceiling_ms: CPU-time ceiling in milliseconds (5000 when 0 or None).
-            node: the node named in errors.
+            ceiling_ms: CPU-time ceiling in milliseconds (5000 when 0 or None), covering
+                the chunk that gives ``fn``, the call and the conversion of its results.
+            node: the node named in errors; its BufferRefs are its own.
             device: a Geometry reaches Lua as it stands on the device (no readback).
             curves: a Curve reaches Lua as its curve; off, as its value at ``time``.
             time: the cook's time.
             what: the op named in errors.
+            seed: ``math.random`` draws as after ``math.randomseed(seed)``; None seeds it
+                from the node's name.
 
         Returns:
             The results as Python values, one per result.
 
         Raises:
+            ParamsError: a ``ceiling_ms`` that is not a finite number from 0 to a day, or a
+                ``seed`` that is not a whole number.
             BindingError: an argument no Lua value stands for, or a bad ``fn``.
             LuaError: the function raised (the message holds the Lua traceback).
             LuaSandboxError: it reached outside the sandbox.
             LuaCeilingError: it ran past its ceiling.
             LuaReturnError: a result of another type, or another count, than ``returns``.
         """
-        f = self.compile(fn, node=node, ceiling_ms=ceiling_ms)
-        opts = ArgOptions(device=bool(device), curves=bool(curves), time=float(time))
-        with self._lock:
+        seeds = _seed_pair(node, seed)
+        opts = ArgOptions(device=bool(device), curves=bool(curves), time=float(time), node=node)
+        with self._lock, self.budget(ceiling_ms, what=what):
+            f = self.compile(fn, node=node)
             lua_args = tuple(to_lua(self, a, f"args[{i}]", opts) for i, a in enumerate(args))
-            raw = self._run(f, lua_args, ceiling_ms, node, what)
-            return check_returns(self, raw, returns, what, node)
+            raw = self._run(f, lua_args, node, what, seeds)
+            return self._results(raw, returns, what, node)
+
+    @contextlib.contextmanager
+    def budget(self, ceiling_ms: float | None, *, what: str = "cpu.call") -> Iterator[None]:
+        """Runs the calls inside under one CPU-time ceiling (``cpu.read``: digest and fn).
+
+        A budget inside another keeps the earlier deadline of the two.
+
+        Args:
+            ceiling_ms: the ceiling in milliseconds (5000 when 0 or None).
+            what: the input named when ``ceiling_ms`` is refused.
+
+        Raises:
+            ParamsError: a ``ceiling_ms`` that is not a finite number from 0 to a day.
+        """
+        ceiling = _ceiling(ceiling_ms, what)
+        with self._lock:
+            outer = self._span
+            now = time.thread_time()
+            span = _Span(now, now + ceiling / 1000.0, ceiling)
+            if outer is not None and outer.deadline <= span.deadline:
+                span = outer
+            self._span = span
+            try:
+                yield
+            finally:
+                self._span = outer
+                if outer is None and self._depth == 0 and self._pending:
+                    self._release_pending()
 
     # -- running ----------------------------------------------------------------------------
     def _check(self) -> bool:
-        deadline = self._deadline
-        if deadline is not None and time.thread_time() > deadline:
-            self._tripped = True
+        try:
+            if self._signal is not None:
+                return True
+            deadline = self._deadline
+            if deadline is not None and time.thread_time() > deadline:
+                self._tripped = True
+                return True
+            return False
+        except BaseException as e:  # an interrupt: stop the call, raise it once it is out
+            self._signal = e
             return True
-        return False
+
+    def _note_error(self, e: Any) -> None:
+        """Keeps an interrupt a Python function raised under Lua, to raise after the call."""
+        if isinstance(e, BaseException) and not isinstance(e, Exception):
+            self._signal = e
 
     def _load(self, source: str, node: str | None, expression: bool) -> Any:
         name = "=" + (node or "lua")
@@ -205,19 +322,26 @@ class LuaState:
         return f
 
     def _run(
-        self, f: Any, args: tuple, ceiling_ms: float | None, node: str | None, what: str
+        self, f: Any, args: tuple, node: str | None, what: str, seeds: tuple | None = None
     ) -> tuple:
-        ceiling = _ceiling(ceiling_ms)
+        if self._span is None:
+            with self.budget(None, what=what):
+                return self._run(f, args, node, what, seeds)
+        span = self._span
+        s1, s2 = seeds if seeds is not None else _seed_pair(node, None)
+        measured: Any = None
         with self._lock:
             outer = self._deadline
-            start = time.thread_time()
-            self._deadline = start + ceiling / 1000.0
-            if outer is not None:
-                self._deadline = min(outer, self._deadline)
+            self._deadline = span.deadline if outer is None else min(outer, span.deadline)
             self._tripped = False
             self._depth += 1
             try:
-                res = self._helpers.run(f, *args)
+                res = self._helpers.run(s1, s2, f, *args)
+                res = res if isinstance(res, tuple) else (res,)
+                if res[0]:
+                    measured = self._helpers.run(
+                        s1, s2, self._helpers.measure, MAX_RESULT_VALUES, *res[1:]
+                    )
             except _sandbox.LuaRuntimeError as e:
                 if "cannot mix objects from different Lua runtimes" in str(e):
                     raise BindingError(
@@ -228,39 +352,74 @@ class LuaState:
             except UnicodeDecodeError as e:
                 res = e
             finally:
-                used = (time.thread_time() - start) * 1000.0
                 self._depth -= 1
                 self._deadline = outer
                 tripped, self._tripped = self._tripped, False
-            if self._depth == 0 and self._pending:
-                self._release_pending()
+            signal, self._signal = self._signal, None
+        if signal is not None:
+            raise signal
         if isinstance(res, UnicodeDecodeError):
             raise LuaReturnError(
                 f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
                 f"that are not ({res.reason} at byte {res.start})"
             )
-        res = res if isinstance(res, tuple) else (res,)
-        if tripped or used > ceiling:
-            raise LuaCeilingError(
-                f"{what} in node {_node(node)}: expected at most ceiling_ms={ceiling:g} ms of "
-                f"CPU time, got {used:.1f} ms; the call was stopped"
-            )
+        if tripped or time.thread_time() > span.deadline:
+            raise self._ceiling_error(what, node, span)
         if not res[0]:
             msg = _trim_traceback(str(res[1]) if len(res) > 1 else "error")
             cls = LuaSandboxError if _sandbox.SANDBOX_MARK in msg else LuaError
             raise cls(f"{what} in node {_node(node)}: Lua error: {msg}")
+        if measured is not None:
+            measured = measured if isinstance(measured, tuple) else (measured,)
+            if not measured[0]:
+                raise self._ceiling_error(what, node, span)
+            if len(measured) > 1 and measured[1] is None:
+                pos, why = measured[2], measured[3]
+                expected = (
+                    f"values nested at most {_MAX_DEPTH} deep"
+                    if why == "depth"
+                    else f"at most {MAX_RESULT_VALUES} values (a table counts each time it "
+                    f"is reached)"
+                )
+                got = (
+                    "deeper (a cycle?)" if why == "depth" else "more (shared or cyclic subtables?)"
+                )
+                raise LuaReturnError(
+                    f"{what} in node {_node(node)}: result {pos}: expected {expected}, got {got}"
+                )
         return res[1:]
+
+    def _results(self, raw: tuple, returns: Any, what: str, node: str | None) -> list:
+        """Converts results under the running call's budget."""
+        span = self._span
+
+        def over() -> LuaCeilingError | None:
+            if span is not None and time.thread_time() > span.deadline:
+                return self._ceiling_error(what, node, span)
+            return None
+
+        return check_returns(self, raw, returns, what, node, over=over)
+
+    def _ceiling_error(self, what: str, node: str | None, span: _Span) -> LuaCeilingError:
+        used = (time.thread_time() - span.start) * 1000.0
+        return LuaCeilingError(
+            f"{what} in node {_node(node)}: expected at most ceiling_ms={span.ceiling:g} ms of "
+            f"CPU time, got {used:.1f} ms; the call was stopped"
+        )
 
     # -- values crossing ----------------------------------------------------------------------
     def _table(self, items: Any) -> Any:
         return self._runtime.table_from(items)
 
-    def _buffer_table(self, col: Column) -> Any:
-        bid = self._column_ids.get(col)
+    def _buffer_table(self, col: Column, node: str | None) -> Any:
+        tokens = self._column_ids.get(col)
+        if tokens is None:
+            tokens = {}
+            self._column_ids[col] = tokens
+        bid = tokens.get(node)
         if bid is None:
-            self._next_buffer += 1
-            bid = self._next_buffer
-            self._column_ids[col] = bid
+            bid = "buf-" + secrets.token_hex(16)
+            tokens[node] = bid
             self._columns[bid] = col
         count = col.live.capacity if col.live is not None else len(col)
         entries: dict[str, Any] = {
@@ -274,6 +433,13 @@ class LuaState:
             entries["live"] = True
             entries["capacity"] = col.live.capacity
         return self._table(entries)
+
+    def _column_for(self, token: str, node: str | None) -> Column | None:
+        """The column ``token`` names for ``node``, or None (another node's, or let go)."""
+        col = self._columns.get(token)
+        if col is None or self._column_ids.get(col, {}).get(node) != token:
+            return None
+        return col
 
     def _handle_table(self, h: Handle) -> Any:
         if h._origin == "lua" and getattr(h, "_lua_table", None) is not None:
@@ -303,13 +469,13 @@ class LuaState:
             if self._depth:
                 self._pending.append(table)
                 return
-            self._run(self._helpers.release_handle, (table,), None, None, "handle release")
+            self._run(self._helpers.release_handle, (table,), None, "handle release")
 
     def _release_pending(self) -> None:
         pending, self._pending = self._pending, []
         for table in pending:
             try:
-                self._run(self._helpers.release_handle, (table,), None, None, "handle release")
+                self._run(self._helpers.release_handle, (table,), None, "handle release")
             except LuaError as e:
                 self.release_errors.append(e)
 
@@ -334,12 +500,36 @@ def _pair(res: Any) -> tuple[Any, Any]:
     return res, None
 
 
-def _ceiling(ceiling_ms: float | None) -> float:
-    if ceiling_ms is None or ceiling_ms == 0:
+def _ceiling(ceiling_ms: Any, what: str = "cpu.call") -> float:
+    if ceiling_ms is None or (
+        isinstance(ceiling_ms, int | float) and not isinstance(ceiling_ms, bool) and ceiling_ms == 0
+    ):
         return DEFAULT_CEILING_MS
-    if isinstance(ceiling_ms, bool) or not isinstance(ceiling_ms, int | float) or ceiling_ms < 0:
-        raise BindingError(f"ceiling_ms: expected a number >= 0 (0 for 5000), got {ceiling_ms!r}")
+    if (
+        isinstance(ceiling_ms, bool)
+        or not isinstance(ceiling_ms, int | float)
+        or not math.isfinite(ceiling_ms)
+        or not 0 < ceiling_ms <= MAX_CEILING_MS
+    ):
+        raise ParamsError(
+            f"{what} ceiling_ms: expected a finite number of milliseconds from 0 to "
+            f"{MAX_CEILING_MS:.0f} (0 or None for 5000), got {ceiling_ms!r}"
+        )
     return float(ceiling_ms)
+
+
+def _seed_pair(node: str | None, seed: Any) -> tuple[int, int]:
+    """The two integers ``math.randomseed`` gets before a call: (seed, 0), or by default
+    two words of the SHA-256 of the node's name (the same in every process)."""
+    if seed is None:
+        digest = hashlib.sha256(f"procgen_nb.lua:{node or ''}".encode()).digest()
+        return (
+            int.from_bytes(digest[:8], "little", signed=True),
+            int.from_bytes(digest[8:16], "little", signed=True),
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ParamsError(f"seed: expected a whole number or None, got {seed!r}")
+    return (seed + (1 << 63)) % (1 << 64) - (1 << 63), 0
 
 
 def _node(node: str | None) -> str:

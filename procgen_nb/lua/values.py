@@ -7,7 +7,8 @@
   (its release function called, once) when ``release()`` is called, when the result
   holding it is released (``CallResult.release()``), or when nothing refers to it.
 - A ``BufferRef`` is how a device Column appears in Lua: a table
-  ``{buffer, type, count, lanes, element}`` naming the column without moving its data.
+  ``{buffer, type, count, lanes, element}`` naming the column without moving its data;
+  ``buffer`` is a random token given per node, so a script cannot name another column.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class BufferRef:
     """A device column as Lua names it: ``{buffer, type, count, lanes, element}``.
 
     Attributes:
-        buffer: the opaque id of the column in its Lua state.
+        buffer: the opaque token naming the column for one node of its Lua state.
         type: the column's element type name (Float, Int, Vec3, ...).
         count: its element count (the capacity for a column with a live count).
         lanes: words per element.
@@ -192,7 +193,7 @@ class BufferRef:
         column: the Column it names.
     """
 
-    buffer: int
+    buffer: str
     type: str
     count: int
     lanes: int

@@ -31,6 +31,7 @@ from ..errors import BindingError, LuaReturnError
 from ..lua import RETURN_TYPES, CallResult, Curve, LuaState
 from ..lua._convert import canon
 from ..lua._sandbox import lua_type
+from ..lua.state import _ceiling
 from ._op import CookScope, Op, current_cook, op
 
 _default_state: LuaState | None = None
@@ -71,12 +72,7 @@ def _check_params(
                     f"{name} returns[{i + 1}]: expected one of {', '.join(RETURN_TYPES)}, got {t!r}"
                 )
         returns = list(returns)
-    if ceiling_ms is not None and (
-        isinstance(ceiling_ms, bool) or not isinstance(ceiling_ms, int | float) or ceiling_ms < 0
-    ):
-        raise BindingError(
-            f"{name} ceiling_ms: expected a number >= 0 (0 or None for 5000), got {ceiling_ms!r}"
-        )
+    _ceiling(ceiling_ms, name)  # ParamsError for NaN, infinities, negatives, past a day
     for flag, value in flags.items():
         if not isinstance(value, bool):
             raise BindingError(f"{name} {flag}: expected True or False, got {value!r}")
@@ -208,7 +204,10 @@ def call(
             Record, Column, BufferRef, Handle, Geometry, Vec2, Vec3, Vec4, Color); None
             takes whatever the function returns.
         ceiling_ms: the most CPU time the call may take on its thread, coroutines
-            included (5000 when 0 or None); a runaway call is stopped near it.
+            included (5000 when 0 or None), from the chunk that gives ``fn`` to the
+            conversion of its results; a runaway call is stopped near it. ``math.random``
+            is seeded per call: from the cook scope's ``seed`` when it has one, else from
+            the node's name.
         pure: the results are a function of the arguments alone: a call whose arguments
             are all known (no Column, Geometry, Handle or Lua value) is made once per graph
             and its results reused as constants (reported "folded").
@@ -219,7 +218,8 @@ def call(
         A ``CallResult`` with ``values``: the results, in order.
 
     Raises:
-        BindingError: a bad fn, args, returns, ceiling_ms or flag.
+        BindingError: a bad fn, args, returns or flag.
+        ParamsError: a ceiling_ms that is not a finite number from 0 to a day.
         LuaError: the function raised (Lua traceback, node named).
         LuaSandboxError: it reached outside the sandbox.
         LuaCeilingError: it ran past its ceiling.
@@ -240,7 +240,7 @@ def call(
         args = _curves_at(args, t)  # a curve read at the cook's time is a dynamic value
     state = _state(scope)
     opts = dict(returns=returns, ceiling_ms=ceiling_ms, node=node, device=device)
-    opts.update(curves=curves, time=peek(t), what="cpu.call")
+    opts.update(curves=curves, time=peek(t), what="cpu.call", seed=getattr(scope, "seed", None))
     if _dynamic_leaves(args):
         if pure and scope is not None:
             return _pure_dynamic(scope, state, fn, args, opts)
@@ -275,7 +275,8 @@ def _read(
     """Calls a Lua function that reads state outside the graph, and reports its digest.
 
     Args:
-        fn, args, returns, ceiling_ms, device: as ``cpu.call``.
+        fn, args, returns, ceiling_ms, device: as ``cpu.call``; one ceiling covers the
+            digest and fn together.
         digest: Lua source or a Lua function called with the same values before ``fn``;
             it answers one Number, String, Bool or table standing for what ``fn`` reads.
 
@@ -286,7 +287,8 @@ def _read(
         the node again only when the answer moved.
 
     Raises:
-        BindingError: a bad fn, digest, args, returns, ceiling_ms or device; ``curves`` or
+        ParamsError: a ceiling_ms that is not a finite number from 0 to a day.
+        BindingError: a bad fn, digest, args, returns or device; ``curves`` or
             ``pure`` given (cpu.read takes neither).
         LuaError, LuaSandboxError, LuaCeilingError: as ``cpu.call`` (fn or digest).
         LuaReturnError: fn's results against ``returns``, or a digest answering other
@@ -303,27 +305,31 @@ def _read(
     node = scope.node if scope is not None else None
     t = scope.time if scope is not None else 0.0
     state = _state(scope)
+    seed = getattr(scope, "seed", None)
     start = time.perf_counter()
-    answer = state.call(
-        digest,
-        args,
-        ceiling_ms=ceiling_ms,
-        node=node,
-        device=device,
-        time=t,
-        what="cpu.read digest",
-    )
-    value = _digest_value(answer, node)
-    values = state.call(
-        fn,
-        args,
-        returns=returns,
-        ceiling_ms=ceiling_ms,
-        node=node,
-        device=device,
-        time=t,
-        what="cpu.read",
-    )
+    with state.budget(ceiling_ms, what="cpu.read"):  # one ceiling for the digest and fn
+        answer = state.call(
+            digest,
+            args,
+            ceiling_ms=ceiling_ms,
+            node=node,
+            device=device,
+            time=t,
+            what="cpu.read digest",
+            seed=seed,
+        )
+        value = _digest_value(answer, node)
+        values = state.call(
+            fn,
+            args,
+            returns=returns,
+            ceiling_ms=ceiling_ms,
+            node=node,
+            device=device,
+            time=t,
+            what="cpu.read",
+            seed=seed,
+        )
     if scope is not None:
 
         def probe() -> Any:
@@ -336,6 +342,7 @@ def _read(
                 device=device,
                 time=t,
                 what="cpu.read digest",
+                seed=seed,
             )
             return _digest_value(again, node)
 

@@ -1,0 +1,405 @@
+"""The sandbox's guards on standard functions whose C loops the count hook cannot see.
+
+A count hook runs between Lua instructions, never inside one C function, so a standard
+function that loops in C over a count the script chooses could run past the ceiling.
+``GUARDS`` runs once after ``SETUP`` (with the real standard library in reach) and
+replaces those functions in the sandbox's tables:
+
+- ``string.rep``: an empty piece answers "" at once; a short piece repeated many times
+  is copied as a unit of about 4 KB.
+- ``string.find``, ``match``, ``gmatch``, ``gsub``: the steps a native match can take are
+  bounded from the pattern and the subject (captures, quantified items, ``%b`` and back
+  references, and the runs of each quantified class in the subject); a call whose bound
+  passes ``pattern_steps`` is refused with a ``LuaError`` naming the pattern. A plain
+  search runs natively when short, in windows when long, and as a linear (KMP) search
+  for a long needle.
+- ``string.pack``, ``packsize``, ``unpack``: formats of at most ``pack_format`` bytes.
+- ``table.move``, ``sort``, ``concat``, ``insert``, ``remove``: past ``chunk`` elements
+  they work in chunks (or compare in Lua), checking the ceiling between chunks.
+- ``load`` (in ``SETUP``) parses a long chunk a piece at a time, and
+  ``collectgarbage("collect")`` runs a step at a time.
+"""
+
+from __future__ import annotations
+
+#: Limits the guards hold (see the module docstring).
+LIMITS = {
+    "pattern_steps": 50_000_000,
+    "chunk": 1 << 15,
+    "pack_format": 4096,
+}
+
+GUARDS = r"""
+local env, poll, limits = ...
+local type, select, tostring, error, math_type = type, select, tostring, error, math.type
+local s_find, s_match, s_gmatch, s_gsub = string.find, string.match, string.gmatch, string.gsub
+local s_rep, s_sub, s_byte, s_format = string.rep, string.sub, string.byte, string.format
+local s_pack, s_packsize, s_unpack = string.pack, string.packsize, string.unpack
+local t_move, t_sort, t_concat, t_insert, t_remove =
+      table.move, table.sort, table.concat, table.insert, table.remove
+local min, max, floor, maxinteger = math.min, math.max, math.floor, math.maxinteger
+
+local BUDGET = limits.pattern_steps      -- match steps one native pattern call may take
+local CHUNK = limits.chunk               -- elements one native table call may touch
+local FORMAT = limits.pack_format        -- longest string.pack format
+
+local function fail(what, detail)
+  error(what .. ": " .. detail, 3)
+end
+
+-- string.rep: an empty piece answers "" at once (the C loop would run n times), and a
+-- short piece repeated many times is copied as a unit of about 4 KB
+local REP_UNIT = 4096
+env.string.rep = function(s, n, sep)
+  if type(n) == "string" then n = tonumber(n) or n end
+  if math_type(n) == "float" then n = math.tointeger(n) or n end
+  if math_type(n) ~= "integer" or n <= 0 then return s_rep(s, 0, sep) and s_rep(s, n, sep) end
+  local base = s_rep(s, 1)
+  local gap = sep == nil and "" or s_rep(sep, 1)
+  local l = #base + #gap
+  if l == 0 then return "" end
+  if n * 1.0 * l > 2.0 ^ 40 then fail("string.rep", "resulting string too large") end
+  if n <= REP_UNIT or l >= REP_UNIT then return s_rep(base, n, gap) end
+  local piece = gap .. base               -- s (sep s)^(n - 1)
+  local k = (REP_UNIT + l - 1) // l
+  local unit = s_rep(piece, k)
+  local q, r = (n - 1) // k, (n - 1) % k
+  return base .. s_rep(unit, q) .. s_rep(piece, r)
+end
+
+-- patterns: the cost of a native match is estimated from the pattern and the subject
+-- (an upper bound on the matcher's steps); a call past BUDGET is refused, so no native
+-- call runs long without a check of the ceiling
+local cache, cached = {}, 0
+local SPECIALS = "[%^%$%*%+%?%.%(%[%%%-]"
+
+local function class_end(p, i, n)
+  local c = s_sub(p, i, i)
+  i = i + 1
+  if c == "%" then
+    if i > n then return nil end
+    return i + 1
+  elseif c == "[" then
+    if s_sub(p, i, i) == "^" then i = i + 1 end
+    repeat
+      if i > n then return nil end
+      local d = s_sub(p, i, i)
+      i = i + 1
+      if d == "%" then i = i + 1 end
+    until s_sub(p, i, i) == "]"
+    return i + 1
+  end
+  return i
+end
+
+-- parses a pattern: quantified single-char items (class text, quantifier, final or not),
+-- the number of items, of %b and of back references; nil for a malformed pattern
+local function parse(p, anchor_ok)
+  local key = (anchor_ok and "a" or "g") .. p
+  local info = cache[key]
+  if info then return info end
+  local n, i = #p, 1
+  info = {q = {}, items = 1, nb = 0, nback = 0, anchored = false, first = nil}
+  if anchor_ok and s_sub(p, 1, 1) == "^" then
+    info.anchored = true
+    i = 2
+  end
+  local lastq
+  local function item()
+    info.items = info.items + 1
+    if lastq then lastq.final = false; lastq = nil end
+  end
+  while i <= n do
+    local c = s_sub(p, i, i)
+    if c == "(" or c == ")" then
+      info.items = info.items + 1
+      i = i + 1
+    elseif c == "$" and i == n then
+      item()
+      i = i + 1
+    elseif c == "%" and s_sub(p, i + 1, i + 1) == "b" then
+      item()
+      info.nb = info.nb + 1
+      info.first = info.first or false
+      i = i + 4
+    elseif c == "%" and s_sub(p, i + 1, i + 1) == "f" then
+      item()
+      if s_sub(p, i + 2, i + 2) ~= "[" then return nil end
+      i = class_end(p, i + 2, n)
+      if i == nil then return nil end
+    elseif c == "%" and s_find(s_sub(p, i + 1, i + 1), "^%d") then
+      item()
+      info.nback = info.nback + 1
+      info.first = info.first or false
+      i = i + 2
+    else
+      local e = class_end(p, i, n)
+      if e == nil then return nil end
+      item()
+      local cls, qc = s_sub(p, i, e - 1), s_sub(p, e, e)
+      if qc == "*" or qc == "+" or qc == "-" or qc == "?" then
+        lastq = {cls = cls, q = qc, final = true}
+        info.q[#info.q + 1] = lastq
+        e = e + 1
+      end
+      if info.first == nil then info.first = lastq or {cls = cls, q = ""} end
+      i = e
+    end
+  end
+  if cached >= 256 then cache, cached = {}, 0 end
+  cache[key] = info
+  cached = cached + 1
+  return info
+end
+
+-- runs of characters of class `cls` in s: the longest, and the sum over starting points
+-- of (the run from there + 1)
+local function runs(s, cls)
+  local n = #s
+  if cls == "." then return n, (n + 1) * (n + 2) / 2, n end
+  local best, total, pos, covered = 0, 0, 1, 0
+  local rp = cls .. "+"
+  while true do
+    local a, b = s_find(s, rp, pos)
+    if a == nil then break end
+    local len = b - a + 1
+    if len > best then best = len end
+    total = total + len * (len + 3) / 2
+    covered = covered + len
+    pos = b + 1
+    poll()
+  end
+  return best, total + (n + 1 - covered), covered
+end
+
+local function binom(a, k)
+  local b = 1.0
+  for j = 1, k do b = b * (a - k + j) / j end
+  return b
+end
+
+-- an upper bound on the steps of a match of `info` over s (every start, or one)
+local function estimate(s, info, refine)
+  local n = #s
+  local k, ranges = 0, 1.0
+  for _, q in ipairs(info.q) do
+    if not q.final then
+      k = k + 1
+      local r = n
+      if refine then r = runs(s, q.cls) end
+      if q.q == "?" then r = min(r, 1) end
+      ranges = ranges * (r + 1)
+    end
+  end
+  local per = info.items + n * (info.nb + info.nback)
+  if info.anchored then
+    return min(ranges, binom(n + k, k)) * per + n
+  end
+  local first = info.first
+  local starts = (n + 1) * ranges
+  if refine and first and (first.q == "" or first.q == "+") then
+    -- a start that does not match the first item fails at once
+    local r1, sum, covered = runs(s, first.cls)
+    if first.q == "+" and not first.final then
+      starts = sum * ranges / (min(r1, n) + 1)
+    else
+      starts = (n + 1) + covered * ranges
+    end
+  end
+  return min(starts, binom(n + k + 1, k + 1)) * per + n
+end
+
+local function guard(what, s, p, anchor_ok)
+  if type(s) ~= "string" or type(p) ~= "string" then return end
+  local info = parse(p, anchor_ok)
+  if info == nil then return end
+  local est = estimate(s, info, false)
+  if est <= BUDGET then return end
+  est = estimate(s, info, true)
+  if est <= BUDGET then return end
+  local shown = #p <= 40 and p or s_sub(p, 1, 37) .. "..."
+  error(s_format("%s: expected a pattern and subject of at most %d match steps (native "
+        .. "matching runs without a check of the ceiling), got pattern %q on %d bytes: up to "
+        .. "%.3g steps; match a shorter subject or a simpler pattern", what, BUDGET, shown,
+        #s, est), 3)
+end
+
+-- plain search: native when short, else in windows that each cost at most BUDGET, or a
+-- linear search (KMP) for a long needle
+local function kmp(s, p, init)
+  local m, n = #p, #s
+  local fail_at = {[1] = 0}
+  local k = 0
+  for i = 2, m do
+    local c = s_byte(p, i)
+    while k > 0 and s_byte(p, k + 1) ~= c do k = fail_at[k] end
+    if s_byte(p, k + 1) == c then k = k + 1 end
+    fail_at[i] = k
+  end
+  k = 0
+  for i = init, n do
+    local c = s_byte(s, i)
+    while k > 0 and s_byte(p, k + 1) ~= c do k = fail_at[k] end
+    if s_byte(p, k + 1) == c then k = k + 1 end
+    if k == m then return i - m + 1, i end
+  end
+  return nil
+end
+
+local function plain_find(s, p, init)
+  local n, m = #s, #p
+  if init < 0 then init = max(n + init + 1, 1) elseif init == 0 then init = 1 end
+  if init > n + 1 then return nil end
+  if m == 0 then return init, init - 1 end
+  if (n - init + 1) * m <= BUDGET then return s_find(s, p, init, true) end
+  if m > 4096 then return kmp(s, p, init) end
+  local w = max(1, BUDGET // m)
+  local pos = init
+  while pos + m - 1 <= n do
+    local a, b = s_find(s_sub(s, pos, pos + w + m - 2), p, 1, true)
+    if a then return pos + a - 1, pos + b - 1 end
+    pos = pos + w
+    poll()
+  end
+  return nil
+end
+
+env.string.find = function(s, p, init, plain)
+  if type(s) == "string" and type(p) == "string" and (init == nil or math_type(init) == "integer")
+     and (plain or not s_find(p, SPECIALS)) then
+    return plain_find(s, p, init or 1)
+  end
+  guard("string.find", s, p, true)
+  return s_find(s, p, init, plain)
+end
+env.string.match = function(s, p, init)
+  guard("string.match", s, p, true)
+  return s_match(s, p, init)
+end
+env.string.gmatch = function(s, p, init)
+  guard("string.gmatch", s, p, false)
+  return s_gmatch(s, p, init)
+end
+env.string.gsub = function(s, p, repl, n)
+  guard("string.gsub", s, p, true)
+  return s_gsub(s, p, repl, n)
+end
+
+-- string.pack formats are short (each item of a long one is a step of a C loop)
+local function check_format(what, fmt)
+  if type(fmt) == "string" and #fmt > FORMAT then
+    fail(what, s_format("expected a format of at most %d bytes, got %d bytes", FORMAT, #fmt))
+  end
+end
+env.string.pack = function(fmt, ...)
+  check_format("string.pack", fmt)
+  return s_pack(fmt, ...)
+end
+env.string.packsize = function(fmt)
+  check_format("string.packsize", fmt)
+  return s_packsize(fmt)
+end
+env.string.unpack = function(fmt, ...)
+  check_format("string.unpack", fmt)
+  return s_unpack(fmt, ...)
+end
+
+-- table functions whose C loop runs over a count the script chooses (through __len, or
+-- the arguments) work in chunks of CHUNK elements, checking the ceiling between chunks
+env.table.move = function(a1, f, e, t, a2)
+  if math_type(f) == "integer" and math_type(e) == "integer" and math_type(t) == "integer"
+     and e >= f and (f > 0 or e < maxinteger + f) and e - f >= CHUNK then
+    t_move(a1, 1, 0, 1, a2)               -- checks the tables as the real one does
+    if t > maxinteger - (e - f) then return t_move(a1, f, e, t, a2) end
+    local dst = a2 == nil and a1 or a2
+    if t > e or t <= f or dst ~= a1 then
+      local i = f
+      while true do
+        local hi = (e - i >= CHUNK) and (i + CHUNK - 1) or e
+        t_move(a1, i, hi, t + (i - f), dst)
+        poll()
+        if hi == e then break end
+        i = hi + 1
+      end
+    else
+      local i = e
+      while true do
+        local lo = (i - f >= CHUNK) and (i - CHUNK + 1) or f
+        t_move(a1, lo, i, t + (lo - f), dst)
+        poll()
+        if lo == f then break end
+        i = lo - 1
+      end
+    end
+    return dst
+  end
+  return t_move(a1, f, e, t, a2)
+end
+
+local function less(a, b) return a < b end
+env.table.sort = function(t, comp)
+  if type(t) == "table" then
+    local n = #t
+    if math_type(n) == "integer" and n > CHUNK then
+      -- the comparisons run in Lua, where the hook sees them
+      if comp == nil then return t_sort(t, less) end
+      local c = comp
+      return t_sort(t, function(a, b) return c(a, b) end)
+    end
+  end
+  return t_sort(t, comp)
+end
+
+env.table.concat = function(t, sep, i, j)
+  if type(t) == "table" and (i == nil or math_type(i) == "integer")
+     and (j == nil or math_type(j) == "integer") then
+    local first = i or 1
+    local last = j
+    if last == nil then last = #t end
+    if math_type(last) == "integer" and last >= first and last - first >= CHUNK
+       and (first > 0 or last < maxinteger + first) then
+      local parts, i0 = {}, first
+      while true do
+        local hi = (last - i0 >= CHUNK) and (i0 + CHUNK - 1) or last
+        parts[#parts + 1] = t_concat(t, sep, i0, hi)
+        poll()
+        if hi == last then break end
+        i0 = hi + 1
+      end
+      return t_concat(parts, sep)
+    end
+  end
+  return t_concat(t, sep, i, j)
+end
+
+env.table.insert = function(t, ...)
+  if select("#", ...) == 2 and type(t) == "table" then
+    local pos, v = ...
+    local e = #t
+    if math_type(e) == "integer" and math_type(pos) == "integer" and pos >= 1
+       and e < maxinteger and pos <= e + 1 and e + 1 - pos > CHUNK then
+      for i = e + 1, pos + 1, -1 do t[i] = t[i - 1] end
+      t[pos] = v
+      return
+    end
+  end
+  return t_insert(t, ...)
+end
+
+env.table.remove = function(t, pos)
+  if type(t) == "table" then
+    local size = #t
+    if math_type(size) == "integer" and math_type(pos or 1) == "integer" then
+      local p = pos or size
+      if p >= 1 and p <= size and size - p > CHUNK then
+        local v = t[p]
+        for i = p, size - 1 do t[i] = t[i + 1] end
+        t[size] = nil
+        return v
+      end
+    end
+  end
+  if pos == nil then return t_remove(t) end
+  return t_remove(t, pos)
+end
+"""
