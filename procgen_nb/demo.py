@@ -147,7 +147,10 @@ def run_demo(
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-    return f"{result.report.to_text()}\nkept {got['count']} of {len(pts)} points; wrote {out}"
+    return (
+        f"{result.report.to_text()}\nkept {got['count']} of {len(pts)} points; "
+        f"{int(valid)} of {tracks} polar courses valid; wrote {out}"
+    )
 
 
 def _shape_outline(ax, shape: str, radius: float, inner: float) -> None:

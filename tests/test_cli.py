@@ -1,24 +1,170 @@
-"""The ``procgen-nb demo`` command: cooks on the CPU and writes a PNG with its live counts."""
+"""The ``procgen-nb`` command: the demo's figure and counts, and one line for every mistake."""
 
 from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from procgen_nb.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]
 
-def test_demo_writes_a_png_with_the_counts_numpy_finds(tmp_path, capsys):
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs ``procgen-nb ARGS`` in a fresh interpreter; reports whether Warp was imported."""
+    code = (
+        "import sys\n"
+        "from procgen_nb.cli import main\n"
+        "try:\n"
+        f"    rc = main({list(args)!r})\n"
+        "except SystemExit as e:\n"
+        "    rc = e.code\n"
+        "print('WARP' if 'warp' in sys.modules else 'NOWARP')\n"
+        "sys.exit(rc)\n"
+    )
+    env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def png_size(data: bytes) -> tuple[int, int, float]:
+    """(width, height, dots per inch) read from a PNG's IHDR and pHYs chunks."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    at = data.index(b"pHYs")
+    ppm_x, _, unit = struct.unpack(">IIB", data[at + 4 : at + 13])
+    assert unit == 1  # metres
+    return width, height, ppm_x * 0.0254
+
+
+def test_demo_writes_a_150_dpi_png_with_the_counts_numpy_finds(tmp_path, capsys):
     out = tmp_path / "demo.png"
-    assert main(["demo", "--out", str(out), "--n", "800", "--seed", "3", "--radius", "0.5"]) == 0
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    args = ["--out", str(out), "--n", "800", "--seed", "3", "--radius", "0.5", "--tracks", "4"]
+    assert main(["demo", *args]) == 0
+    width, height, dpi = png_size(out.read_bytes())
+    assert round(dpi) == 150
+    assert (width, height) == (13 * 150, round(6.8 * 150))
     pts = np.random.default_rng(3).uniform(-1, 1, size=(800, 2)).astype(np.float32)
     n = int((np.linalg.norm(pts, axis=1) <= np.float32(0.5)).sum())
-    assert f"kept {n} of 800 points; wrote {out}" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert f"kept {n} of 800 points; " in text
+    assert " of 4 polar courses valid; " in text
+    assert text.rstrip().endswith(f"wrote {out}")
 
 
-def test_demo_refuses_a_bad_shape(capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["demo", "--shape", "star"])
-    assert info.value.code == 2
-    assert "invalid choice: 'star'" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--out", "/nonexistent/dir/x.png"],
+            "--out: expected a path in an existing folder, got '/nonexistent/dir/x.png' "
+            "(no folder '/nonexistent/dir')",
+        ),
+        (["--out", "x.txt"], "--out: expected a file name ending in one of "),
+        (["--out", "noext"], "got 'noext' (did you mean 'noext.png'?)"),
+        (["--out", "."], "--out: expected a file path, got the folder '.'"),
+        (["--out", ""], "--out: expected a file path, got ''"),
+        (["--n", "-5"], "argument --n: expected an integer in [0, 1000000], got '-5'"),
+        (["--n", "many"], "argument --n: expected an integer, got 'many'"),
+        (["--seed", "-1"], "argument --seed: expected an integer in [0, 2147483647], got '-1'"),
+        (["--radius", "3"], "argument --radius: expected a number in [0.0, 2.0], got '3'"),
+        (["--radius", "nan"], "argument --radius: expected a number in [0.0, 2.0], got 'nan'"),
+        (["--tracks", "0"], "argument --tracks: expected an integer in [1, 64], got '0'"),
+        (["--shape", "star"], "argument --shape: invalid choice: 'star'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_demo_refuses_a_mistake_in_one_line_before_any_work(tmp_path, args, message):
+    res = run_cli("demo", *args, cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("procgen-nb")
+    assert "error: " in lines[0] and message in lines[0]
+    assert "Traceback" not in res.stderr
+    assert res.stdout.splitlines() == ["NOWARP"]  # refused before Warp was even imported
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_out_lists_the_formats_matplotlib_writes(tmp_path):
+    res = run_cli("demo", "--out", "x.txt", cwd=tmp_path)
+    listed = res.stderr.split("one of ")[1].split(", got")[0].split(", ")
+    # the formats every matplotlib Agg build writes, by hand
+    assert {".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff"} <= set(listed)
+    assert ".txt" not in listed
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "the following arguments are required: {demo,warmup}"),
+        (["paint"], "argument {demo,warmup}: invalid choice: 'paint'"),
+        (["warmup", "--workers", "0"], "argument --workers: expected an integer in [1, 64]"),
+    ],
+)
+def test_command_line_mistakes_are_one_line(args, message):
+    res = run_cli(*args)
+    assert res.returncode == 2
+    assert len(res.stderr.splitlines()) == 1 and message in res.stderr, res.stderr
+
+
+def test_warmup_refuses_an_unknown_device_in_one_line():
+    res = run_cli("warmup", "--device", "tpu:7")
+    assert res.returncode == 2
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("procgen-nb: error: device: expected one of ['cpu'")
+    assert line.endswith("got 'tpu:7'")
+
+
+def test_version_names_the_package_and_warp_versions():
+    res = run_cli("--version")
+    assert res.returncode == 0
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    from importlib import metadata
+
+    first = res.stdout.splitlines()[0]
+    assert first.startswith(f"procgen-nb {version} (warp-lang {metadata.version('warp-lang')}")
+    assert res.stdout.splitlines()[1] == "NOWARP"
+
+
+def test_help_states_every_default_without_rst_and_without_warp():
+    res = run_cli("demo", "--help")
+    assert res.returncode == 0
+    text = res.stdout
+    for option, default in [
+        ("--out", "demo.png"),
+        ("--n", "4000"),
+        ("--seed", "7"),
+        ("--radius", "0.6"),
+        ("--shape", "disk"),
+        ("--tracks", "6"),
+    ]:
+        block = text[text.index(f"  {option} ") :]
+        assert f"(default: {default})" in " ".join(block.split()[:60]), option
+    assert "``" not in text
+    assert text.splitlines()[-1] == "NOWARP"
+    top = run_cli("--help")
+    assert "warmup" in top.stdout and "demo" in top.stdout and "``" not in top.stdout
+
+
+def test_help_answers_in_under_half_a_second():
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        res = subprocess.run(
+            [sys.executable, "-m", "procgen_nb.cli", "demo", "--help"],
+            capture_output=True,
+            timeout=60,
+        )
+        best = min(best, time.perf_counter() - t)
+        assert res.returncode == 0
+    assert best < 0.5, f"best of 3: {best:.2f} s"

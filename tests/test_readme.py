@@ -1,8 +1,11 @@
-"""The README's kernel-asset example runs as written (so the documentation cannot rot)."""
+"""The README runs as written: its commands, its Python blocks in order, its kernel asset."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,29 +13,82 @@ import warp as wp
 
 import procgen_nb as pg
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# a block whose first line is `# some/path.ext` (a colon and words may follow) is a file
+FILE_HEADER = re.compile(r"^# ([\w./-]+\.(?:py|yaml))(?::.*)?$")
 
 
-def test_readme_kernel_asset_example(tmp_path):
-    text = README.read_text()
-    section = text[text.index("## Writing a kernel asset") :]
-    blocks = re.findall(r"```(\w+)\n(.*?)```", section, re.S)
-    yaml_src = next(b for lang, b in blocks if lang == "yaml")
-    source, usage = [b for lang, b in blocks if lang == "python"][:2]
-    folder = tmp_path / "kernels" / "scale"
-    folder.mkdir(parents=True)
-    (folder / "bindings.yaml").write_text(yaml_src)
-    (folder / "scale.py").write_text(source)
-    col = pg.ops.transfer.upload(values={"a": [1.0, 2.0, 3.0]})["columns"]["a"]
-    scope = {"pg": pg, "col": col}
+def blocks() -> list[tuple[str, str]]:
+    """Every fenced block of the README as (language, text), in order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(), re.S | re.M)
+
+
+def files_and_code() -> tuple[dict[str, str], list[str]]:
+    """The README's files (path -> text) and its runnable Python blocks, in order."""
+    files, code = {}, []
+    for lang, text in blocks():
+        first = text.splitlines()[0] if text.strip() else ""
+        m = FILE_HEADER.match(first)
+        if m and lang in ("python", "yaml"):
+            files[m.group(1)] = text
+        elif lang == "python":
+            code.append(text)
+    return files, code
+
+
+def test_readme_commands_are_one_line_each_and_ci_runs_the_second_verbatim():
+    lang, text = blocks()[0]
+    assert lang == "bash"
+    first, second = text.strip().splitlines()
+    for line in (first, second):
+        # each works without an active venv: it makes one and installs into it
+        assert line.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install ")
+    assert first.endswith("procgen-nb demo --out demo.png")
+    assert second.endswith("python -m pytest")
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert second in ci
+    # nothing else of CI's own runs after `cd` to the clone's root
+    runs = [ln for ln in ci if ln.strip() and not ln.startswith(("#", "set ", "cd "))]
+    assert runs == [second]
+
+
+def test_every_python_block_runs_in_order_in_a_fresh_process(tmp_path):
+    files, code = files_and_code()
+    assert set(files) == {"mylab/kernels/scale/bindings.yaml", "mylab/kernels/scale/scale.py"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    script = tmp_path / "readme_blocks.py"
+    script.write_text("\n\n".join(code))
+    env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
+    res = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    # the scale kernel doubles [1, 2, 3]: the reference is NumPy's
+    a = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    assert res.stdout.strip().splitlines()[-1] == str([float(v) for v in a * np.float32(2.0)])
+
+
+def test_readme_kernel_asset_counts_live_slots_only(tmp_path):
+    """The asset's COUNT=device variant zeroes the slots past a live count of 2."""
+    files, _ = files_and_code()
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    pg.asset.add_path("mylab", tmp_path / "mylab" / "kernels")
     try:
-        exec(usage.replace('"mylab/kernels"', repr(str(tmp_path / "kernels"))), scope)
-        assert pg.ops.transfer.readback(columns={"b": scope["out"]["columns"]["b"]})["values"][
-            "b"
-        ] == [2.0, 4.0, 6.0]
+        scale = pg.asset.resolve("mylab/scale", "computeShader")
+        col = pg.ops.transfer.upload(values={"a": [1.0, 2.0, 3.0]})["columns"]["a"]
         live = pg.LiveCount(wp.array([2], dtype=wp.uint32, device=col.device), 3)
         out = pg.ops.device.kernel(
-            kernel=scope["SCALE"], bind={"a": col}, domain=live, uniforms={"factor": 2.0}
+            kernel=scale, bind={"a": col}, domain=live, uniforms={"factor": 2.0}
         )
         np.testing.assert_array_equal(out["columns"]["b"].numpy(), [2.0, 4.0, 0.0])
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
 import venv
@@ -49,12 +50,52 @@ def test_wheel_holds_kernels_and_widget_assets_as_package_data(wheel):
     assert not any(n.startswith(("kernels/", "widgets/")) for n in names)
 
 
-def test_wheel_cooks_in_a_fresh_venv(wheel, tmp_path):
-    env_dir = tmp_path / "venv"
-    # the heavy dependencies (warp, numpy, ...) come from this interpreter's site-packages;
-    # procgen_nb itself is installed from the wheel, not editable and not the source tree
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+def _caller_site_dirs() -> list[str]:
+    """The folders this interpreter imports installed packages from (a venv's included)."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir()]
+
+
+def _nested_venv(env_dir: Path) -> Path:
+    """A fresh venv that also sees this interpreter's packages (warp, numpy, ...).
+
+    ``system_site_packages`` would show the *base* interpreter's packages, which lack
+    them when the tests run inside a virtual environment (the README's commands do); a
+    .pth file listing this interpreter's site folders works from a venv or not. Its
+    folders come after the venv's own, so procgen_nb is imported from the wheel.
+    """
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
+    own = subprocess.run(
+        [str(py), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(own) / "_caller_site.pth").write_text("\n".join(_caller_site_dirs()) + "\n")
+    return py
+
+
+def test_nested_venv_sees_the_callers_packages(tmp_path):
+    py = _nested_venv(tmp_path / "venv")
+    code = "import sys, warp; print(sys.prefix); print(warp.__file__)"
+    res = subprocess.run(
+        [str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    prefix, warp_file = res.stdout.splitlines()
+    assert prefix == str(tmp_path / "venv")
+    import warp
+
+    assert Path(warp_file).resolve() == Path(warp.__file__).resolve()
+
+
+def test_wheel_cooks_in_a_fresh_venv(wheel, tmp_path):
+    # the heavy dependencies (warp, numpy, ...) come from this interpreter's site folders;
+    # procgen_nb itself is installed from the wheel, not editable and not the source tree
+    py = _nested_venv(tmp_path / "venv")
     subprocess.run(
         [
             sys.executable,
