@@ -73,6 +73,12 @@ def check_epoch(label: str, value: Any) -> int:
     return check_int(label, value, *EPOCH_RANGE)
 
 
+def other_seed(seed: int, step: int = 1000003) -> int:
+    """Returns a seed ``step`` away from ``seed`` that ``SEED_RANGE`` still holds (above it
+    when there is room, else below): the "another seed" of the conformance kits."""
+    return seed + step if seed + step <= SEED_RANGE[1] else seed - step
+
+
 def mask_values(label: str, mask: Any, num_envs: int) -> np.ndarray:
     """Returns a host mask as ``[num_envs]`` int32 0/1 (1 where ``mask`` is non-zero).
 
@@ -117,4 +123,5 @@ __all__ = [
     "check_int",
     "check_positive",
     "mask_values",
+    "other_seed",
 ]

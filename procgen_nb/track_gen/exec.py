@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..errors import GeneratorError, NotCapturableError
+from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..launch import LaunchContext as _BaseLaunchContext
 from ..launch import Recording
 from ._checks import check_int
@@ -108,6 +108,20 @@ class LaunchContext(_BaseLaunchContext):
         """Waits for the device (legacy helpers' debug sync); a no-op while recording."""
         if not self.recording:
             self.synchronize()
+
+
+def _context(label: str, ctx: Any, device: str | None, required: bool = False) -> LaunchContext:
+    """Returns ``ctx``, or a new context on ``device`` when it is None and not ``required``.
+
+    Raises:
+        ParamsError: anything but a ``LaunchContext`` (or None where one is made).
+    """
+    if ctx is None and not required:
+        return LaunchContext(device)
+    if not isinstance(ctx, LaunchContext):
+        what = "" if required else " or None"
+        raise ParamsError(f"{label}: expected a track_gen.exec.LaunchContext{what}, got {ctx!r}")
+    return ctx
 
 
 def salt(stream: str) -> int:

@@ -39,7 +39,7 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
     resolve_params,
 )
 from .config import TrackGenConfig, ValidityParams
-from .exec import LaunchContext, StageBuilder
+from .exec import LaunchContext, StageBuilder, _context
 from .ops import _kernels as _k
 from .plugin import CaptureClass, Stage, registry
 
@@ -70,7 +70,7 @@ class TrackGenerator:
     ):
         if not isinstance(config, TrackGenConfig):
             raise ParamsError(f"TrackGenerator config: expected a TrackGenConfig, got {config!r}")
-        self.ctx = ctx if ctx is not None else LaunchContext(config.device)
+        self.ctx = _context("TrackGenerator ctx", ctx, config.device)
         self._override = generator
         self._setup(config)
 
@@ -404,6 +404,7 @@ class TrackGenerator:
             NotCapturableError: the pipeline has a HOST stage and ``ctx`` is recording.
             LegacyPluginStreamError: a legacy plugin recorded on another stream.
         """
+        _context("enqueue ctx", ctx, None, required=True)
         if mode not in ("generate", "regenerate"):
             raise ParamsError(f"enqueue mode: expected 'generate' or 'regenerate', got {mode!r}")
         if ctx.recording and self.host_driven:
@@ -428,7 +429,15 @@ class TrackGenerator:
 
         Raises:
             GeneratorError: values the Params classes refuse.
+            ParamsError: an argument that is not a mapping of fields.
         """
+        for label, values in (
+            (f"generator_params of {self.stage.name!r}", generator_params),
+            ("update validity", validity),
+            ("update z_profile", z_profile),
+        ):
+            if values is not None and not isinstance(values, Mapping):
+                raise ParamsError(f"{label}: expected a dict of fields, got {values!r}")
         cfg = copy.copy(self.config)
         rebuild = False
         writes: list[tuple[str, str, Any, type[Params]]] = []

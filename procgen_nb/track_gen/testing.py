@@ -33,6 +33,7 @@ import warp as wp
 from ..errors import ProcgenError
 from ..params import Params
 from . import exec as _exec
+from ._checks import other_seed
 from ._spec_stage import _SpecStage, as_stage
 from .config import TrackGenConfig
 from .pipeline import TrackGenerator
@@ -269,7 +270,7 @@ def check_generator(
     # determinism per seed
     fp1 = tg.generate().fingerprint()
     fp2 = TrackGenerator(cfg, generator=spec_or_stage).generate().fingerprint()
-    other = dataclasses.replace(cfg, seed=seed + 1000003)
+    other = dataclasses.replace(cfg, seed=other_seed(cfg.seed))
     fp3 = TrackGenerator(other, generator=spec_or_stage).generate().fingerprint()
     add(_determinism_check(fp1, fp2, fp3))
 

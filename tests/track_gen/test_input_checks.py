@@ -16,9 +16,18 @@ import numpy as np
 import pytest
 
 from procgen_nb.errors import ParamsError
-from procgen_nb.track_gen import GateGenConfig, TrackGenConfig, presets
+from procgen_nb.track_gen import (
+    GateGenConfig,
+    GateGenerator,
+    TrackGenConfig,
+    TrackGenerator,
+    build,
+    presets,
+)
 from procgen_nb.track_gen.exec import LaunchContext
+from procgen_nb.track_gen.plugin import registry
 from procgen_nb.track_gen.presets import gates
+from procgen_nb.track_gen.testing import check_gate_generator, check_generator
 
 EPOCH_MAX = 2**31 - 1  # the epoch word on the device is an int32
 
@@ -179,3 +188,57 @@ def test_bounded_loop_refuses_a_non_integer_bound():
             ctx.bounded_loop(bad, lambda i: None)
         assert str(err.value).startswith("bounded_loop iterations: expected an integer")
         assert str(err.value).endswith(f"got {shown}")
+
+
+def test_a_context_that_is_not_a_launch_context_is_refused(small_track):
+    with pytest.raises(
+        ParamsError,
+        match=r"^TrackGenerator ctx: expected a track_gen.exec.LaunchContext or None, got 'cpu'$",
+    ):
+        TrackGenerator(TrackGenConfig(num_envs=2, num_points=16, device="cpu"), ctx="cpu")
+    with pytest.raises(ParamsError, match=r"^GateGenerator ctx: expected a track_gen.exec"):
+        GateGenerator(GateGenConfig(num_envs=2, device="cpu"), ctx=object())
+    with pytest.raises(
+        ParamsError, match=r"^enqueue ctx: expected a track_gen.exec.LaunchContext, got None$"
+    ):
+        small_track.enqueue(None)
+    with pytest.raises(ParamsError, match=r"^enqueue ctx: expected a track_gen.exec.LaunchContext"):
+        gates(num_envs=2, device="cpu").enqueue("cpu")
+
+
+def test_update_refuses_values_that_are_not_mappings(small_track):
+    with pytest.raises(
+        ParamsError, match=r"^update validity: expected a dict of fields, got \[1\]$"
+    ):
+        small_track.update(validity=[1])
+    with pytest.raises(
+        ParamsError, match=r"^generator_params of 'polar': expected a dict of fields, got 3$"
+    ):
+        small_track.update(generator_params=3)
+    g = gates(num_envs=2, device="cpu")
+    with pytest.raises(
+        ParamsError, match=r"^generator_params of 'free': expected a dict of fields, got 'x'$"
+    ):
+        g.update("x")
+
+
+def test_course_sizes_take_numpy_scalars_and_refuse_the_rest():
+    kw = dict(num_envs=2, device="cpu")
+    course = build(samples=np.int64(4), track_width=np.float32(0.25), **kw)
+    assert course.track_width == 0.25
+    for bad, text in (
+        ({"samples": 1}, r"^Course samples: expected an integer in \[2, 256\], got 1$"),
+        ({"samples": 4.5}, r"^Course samples: expected an integer, got 4.5$"),
+        ({"track_width": math.nan}, r"^Course track_width: expected a positive number, got nan$"),
+    ):
+        with pytest.raises(ParamsError, match=text):
+            build(**kw, **bad)
+
+
+@pytest.mark.parametrize("seed", [2**32 - 1, -(2**31)])
+def test_the_kits_take_every_seed_the_configs_take(seed):
+    # the kits' "another seed" used to be seed + 1000003, past the range at the top
+    track = check_generator(registry.get("generator", "polar"), seed=seed, device="cpu")
+    assert track.ok, str(track)
+    gate = check_gate_generator(registry.get("gate_generator", "free"), seed=seed, device="cpu")
+    assert gate.ok, str(gate)

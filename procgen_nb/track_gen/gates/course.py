@@ -25,8 +25,9 @@ import numpy as np
 import warp as wp
 
 from ...errors import GeneratorError, ParamsError
+from .._checks import check_int, check_positive
 from ..config import TrackGenConfig
-from ..exec import LaunchContext
+from ..exec import LaunchContext, _context
 from ..generators import _kernels as _gk
 from ..ops import _kernels as _ok
 from ..pipeline import TrackGenerator
@@ -72,10 +73,7 @@ class _ThroughGates(Stage):
 
 
 def _width(value: Any) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and np.isfinite(value)
-    if not ok or value <= 0:
-        raise ParamsError(f"Course track_width: expected a positive number, got {value!r}")
-    return float(value)
+    return check_positive("Course track_width", value)
 
 
 class Course:
@@ -122,10 +120,9 @@ class Course:
                 f"Course gates.num_envs: expected track.num_envs={track.num_envs}, "
                 f"got {gates.num_envs}"
             )
-        if isinstance(samples, bool) or not isinstance(samples, int) or not 2 <= samples <= 256:
-            raise ParamsError(f"Course samples: expected an integer in [2, 256], got {samples!r}")
+        samples = check_int("Course samples", samples, 2, 256)
         self.track_width = _width(track_width)
-        self.ctx = ctx if ctx is not None else LaunchContext(track.device)
+        self.ctx = _context("Course ctx", ctx, track.device)
         spec = gate_generator if gate_generator is not None else lookup(registry, gates.generator)
         stage = as_gate_stage(spec)
         self.gates_first = "xy" not in tuple(getattr(stage, "reads", ()))

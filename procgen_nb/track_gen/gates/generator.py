@@ -37,7 +37,7 @@ from ...params import Params
 from .. import ops
 from .._checks import check_epoch
 from .._spec_stage import resolve_params
-from ..exec import LaunchContext, StageBuilder
+from ..exec import LaunchContext, StageBuilder, _context
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
@@ -201,7 +201,7 @@ class GateGenerator:
     ):
         if not isinstance(config, GateGenConfig):
             raise ParamsError(f"GateGenerator config: expected a GateGenConfig, got {config!r}")
-        self.ctx = ctx if ctx is not None else LaunchContext(config.device)
+        self.ctx = _context("GateGenerator ctx", ctx, config.device)
         spec = generator if generator is not None else lookup(registry, config.generator)
         self.spec = spec
         self.stage = as_gate_stage(spec)
@@ -421,8 +421,13 @@ class GateGenerator:
 
         Raises:
             GeneratorError: values the Params class refuses, or a generator without Params.
+            ParamsError: ``generator_params`` that is not a mapping of fields.
         """
         name = self.stage.name
+        if not isinstance(generator_params, Mapping):
+            raise ParamsError(
+                f"generator_params of {name!r}: expected a dict of fields, got {generator_params!r}"
+            )
         if self.params is None:
             raise GeneratorError(
                 f"generator_params of {name!r}: expected none, got {dict(generator_params)!r}"
@@ -454,6 +459,7 @@ class GateGenerator:
         Raises:
             NotCapturableError: a HOST generator and ``ctx`` is recording.
         """
+        _context("enqueue ctx", ctx, None, required=True)
         if ctx.recording and self.host_driven:
             from ...errors import NotCapturableError
 

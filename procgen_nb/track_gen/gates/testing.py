@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._checks import other_seed
 from ..config import TrackGenConfig
 from ..pipeline import TrackGenerator
 from .config import ORDERINGS, GateGenConfig
@@ -201,8 +202,8 @@ def check_gate_generator(
     # determinism per seed
     fp1 = gg.generate().fingerprint()
     fp2 = GateGenerator(cfg, generator=stage, track=track).generate().fingerprint()
-    other = dataclasses.replace(cfg, seed=seed + 1000003)
-    track2 = _track_for(stage, num_envs, device, seed + 1000003)
+    other = dataclasses.replace(cfg, seed=other_seed(cfg.seed))
+    track2 = _track_for(stage, num_envs, device, other.seed)
     fp3 = GateGenerator(other, generator=stage, track=track2).generate().fingerprint()
     add(_determinism_check(fp1, fp2, fp3))
 
