@@ -185,11 +185,14 @@ class StageBuilder:
 
         Raises:
             GeneratorError: a name used twice.
+            ParamsError: a shape that is not integers >= 0.
         """
         if name in self.scratch_buffers:
             raise GeneratorError(
                 f"{self._who()} b.scratch name: expected a new name, got {name!r} twice"
             )
+        dims = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
+        shape = tuple(check_int(f"{self._who()} b.scratch {name!r} shape", d, 0) for d in dims)
         arr = wp.zeros(shape, dtype=dtype, device=self.device)
         self.scratch_buffers[name] = arr
         return arr

@@ -191,3 +191,42 @@ def test_check_tracks_needs_three_points():
         ParamsError, match=r"^ops\.check_tracks num_points: expected an integer in \[3, "
     ):
         ops.check_tracks(LaunchContext(DEV), _z(E * 2, wp.vec2), E, 2, grid, one, one, *outs)
+
+
+def test_attribute_resample_with_a_foreign_seg_stays_in_bounds():
+    # seg is scratch the caller owns: indices past the loop are clamped to its last edge
+    src = wp.array(np.arange(E * RAW, dtype=np.float32), dtype=wp.float32, device=DEV)
+    dst = _z(E * N, wp.float32)
+    arc = ops.ArcScratch.alloc(DEV, E, RAW, N)
+    arc.seg.assign(np.full(E * N, 10**6, dtype=np.int32))
+    arc.t.assign(np.zeros(E * N, dtype=np.float32))
+    ops.arc_resample_attribute(LaunchContext(DEV), src, dst, arc, E, RAW, N)
+    got = dst.numpy().reshape(E, N)
+    # t = 0 on edge RAW-1: each env's last raw value
+    np.testing.assert_array_equal(got, np.repeat([[e * RAW + RAW - 1] for e in range(E)], N, 1))
+
+
+def test_stage_builder_scratch_shapes_are_checked():
+    from procgen_nb.track_gen.config import TrackGenConfig
+    from procgen_nb.track_gen.exec import StageBuilder
+
+    class _S:
+        name = "test.shapes"
+
+    cfg = TrackGenConfig(num_envs=2, num_points=16, device=DEV)
+    b = StageBuilder(
+        stage=_S(),
+        config=cfg,
+        raw=16,
+        seed=_z(2),
+        active=_z(2),
+        outputs={},
+        inputs={},
+        param_buffer=lambda n: None,
+    )
+    assert b.scratch("a", wp.int32, [2, 3]).shape == (2, 3)
+    assert b.scratch("b", wp.float32, np.int64(5)).shape == (5,)
+    with pytest.raises(
+        ParamsError, match=r"^test.shapes b.scratch 'c' shape: expected an integer >= 0, got -1$"
+    ):
+        b.scratch("c", wp.int32, -1)

@@ -106,7 +106,7 @@ def _attr_resample_k(
     if active[e] == 0:
         return
     m = wp.max(wp.min(src_count[e], raw), 1)
-    j = seg[tid]
+    j = wp.clamp(seg[tid], 0, m - 1)  # a stale or foreign seg cannot read out of bounds
     t = tpar[tid]
     a = src[e * raw + j]
     b = src[e * raw + (j + 1) % m]
