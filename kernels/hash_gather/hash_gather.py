@@ -45,7 +45,7 @@ def hash_gather(
     if q >= live:
         return
     c = qcell[q]
-    if c < 0 or c + 1 >= start.shape[0]:
+    if c < 0 or c >= start.shape[0] - 1:  # (c + 1 would wrap for the largest i32)
         return
     lo = wp.max(start[c], 0)
     hi = wp.min(start[c + 1], order.shape[0])

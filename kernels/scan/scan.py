@@ -51,6 +51,7 @@ def scan(
     # @when COUNT device
     live = wp.min(wp.int32(domain_count[0]), live)
     # @end
+    live = wp.max(live, 0)  # a count word past 2**31 reads as no live slot
     acc = T(0)
     for i in range(live):
         v = src[i]

@@ -159,6 +159,9 @@ class _Call:
         packed = self.ctx.zeros((lanes, n), wp.float32)
         row = 0
         for c in cols:
+            if len(c) == 0:  # an empty column leaves its rows zero
+                row += c.lanes
+                continue
             data = c.data
             if c.element() != "f32":
                 data = _cast.cast(self.ctx, data, c.element(), "f32")
