@@ -384,3 +384,38 @@ def test_a_graph_whose_input_shrinks_plans_again_and_refuses():
     assert "procgen/compact: binding 'flags': expected a Column of at least 8 elements" in str(
         info.value
     )
+
+
+def test_a_live_bound_replays_inside_inputs_and_refuses_a_room_past_them():
+    src_np = np.arange(64, dtype=np.float32) * 2
+    idx_np = np.arange(64, dtype=np.int32)[::-1].copy()
+
+    @pg.node(params={"n": pg.Field(40, bounds=(0, 1000), dynamic=True)})
+    def counted(n):
+        lc = ops.device.bound(value=n, live=True)
+        src, idx = Column(wp.array(src_np)), Column(wp.array(idx_np))
+        return ops.device.kernel(kernel=K("gather"), bind={"src": src, "idx": idx}, domain=lc)[
+            "columns"
+        ]["dst"]
+
+    g = pg.Graph("room", record=True)
+    g.add("counted", counted)
+    assert g.cook()["counted"].live.capacity == 64
+    for n in (50, 3, 64):
+        r = g.cook(params={"counted.n": n})
+        assert r.report.replayed
+        want = np.where(np.arange(64) < n, src_np[idx_np], 0)  # NumPy: the live slots only
+        np.testing.assert_array_equal(r["counted"].data.numpy(), want)
+    with pytest.raises(pg.ProcgenError) as info:
+        g.cook(params={"counted.n": 70})  # the room grows to 128, past the 64 inputs
+    assert (
+        "procgen/gather: binding 'idx': expected a Column of at least 128 elements "
+        "(the capacity 128 of the live-count domain), got one of 64"
+    ) in str(info.value)
+
+
+def test_a_field_reads_zero_past_the_end_of_a_shorter_column(device):
+    # the field compiler bounds every read of a column by its length
+    a = col([1.0, 2.0], wp.float32, device)
+    got = fieldc.evaluate(fieldc.col(a) + 1.0, domain=4).numpy().tolist()
+    assert got == [2.0, 3.0, 1.0, 1.0]
