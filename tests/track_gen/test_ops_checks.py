@@ -230,3 +230,39 @@ def test_stage_builder_scratch_shapes_are_checked():
         ParamsError, match=r"^test.shapes b.scratch 'c' shape: expected an integer >= 0, got -1$"
     ):
         b.scratch("c", wp.int32, -1)
+
+
+def test_the_legacy_gate_helpers_refuse_what_they_cannot_use():
+    import warnings
+
+    from procgen_nb.track_gen import GateGenConfig
+    from procgen_nb.track_gen._src import warp_gate
+
+    cfg = GateGenConfig(num_envs=E, max_gates=8, gate_ordering="random_pairs", device=DEV)
+    pos = _z(E * 8, wp.vec2)
+    count = wp.full(E, 8, dtype=wp.int32, device=DEV)
+    ctx = LaunchContext(DEV)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(
+            ParamsError,
+            match=r"^track_gen._src.warp_gate.order_points scratch: expected the scratch of "
+            r"alloc_order_scratch\(config\) or seeds_wp, got None$",
+        ):
+            warp_gate.order_points(pos, count, cfg, None, ctx=ctx)
+        with pytest.raises(
+            ParamsError,
+            match=rf"^track_gen._src.warp_gate.order_points position: expected .* at least "
+            rf"{E * 8} elements .* got {E * 8 - 1} elements$",
+        ):
+            warp_gate.order_points(_z(E * 8 - 1, wp.vec2), count, cfg, None, ctx=ctx)
+        with pytest.raises(ParamsError, match=r"^track_gen._src.warp_gate.order_points seeds: "):
+            warp_gate.order_points(pos, count, cfg, None, seeds_wp=_z(E - 1), ctx=ctx)
+        short = type("Out", (), {"position": _z(8, wp.vec2), "count": count})()
+        with pytest.raises(
+            ParamsError, match=r"^track_gen._src.warp_gate.finish_ordered_gates out.position: "
+        ):
+            warp_gate.finish_ordered_gates(short, cfg, ctx=ctx)
+        # with what it needs, it runs
+        scratch = warp_gate.alloc_order_scratch(cfg)
+        warp_gate.order_points(pos, count, cfg, scratch, ctx=ctx)

@@ -14,11 +14,13 @@ from typing import Any
 
 import warp as wp
 
-from ...errors import GeneratorError
+from ...errors import GeneratorError, ParamsError
 from .. import ops
+from .._checks import check_int
 from ..exec import salt
 from ..gates import _kernels as _k
 from ..gates._warn import warn_at_caller
+from ..ops._checks import need_array
 from ._legacy import ambient, debug_sync
 
 _ORDERINGS = ("ccw", "random_pairs", "raw")
@@ -26,6 +28,10 @@ _ORDERINGS = ("ccw", "random_pairs", "raw")
 
 def _deprecated(name: str, replacement: str) -> None:
     warn_at_caller(f"track_gen._src.warp_gate.{name} is deprecated (removed in 1.0): {replacement}")
+
+
+_WHERE = "track_gen._src.warp_gate."
+_STAGING = "the generate out of a GateGeneratorSpec, or _GateStaging(config)"
 
 
 class _GateStaging:
@@ -88,6 +94,8 @@ def order_points(
 
     Raises:
         GeneratorError: an ordering other than those three.
+        ParamsError: arrays that are None, of the wrong dtype or too short, or no seeds
+            (neither ``seeds_wp`` nor a scratch from ``alloc_order_scratch``).
     """
     _deprecated("order_points", "drop the call: the order.<name> stages follow a gate Stage")
     ordering = config.gate_ordering
@@ -97,11 +105,23 @@ def order_points(
             f"got {ordering!r}"
         )
     ctx = ambient(ctx)
-    G = int(config.max_gates)
+    G = check_int(f"{_WHERE}order_points config.max_gates", config.max_gates, 1)
     if ordering == "ccw":
         ops.angle_sort(ctx, position, count, G)
     elif ordering == "random_pairs":
-        seeds = scratch.seeds if seeds_wp is None else seeds_wp
+        need_array("order_points", "count", count, wp.int32, 1, _STAGING, _WHERE)
+        E = count.shape[0]
+        need_array("order_points", "position", position, wp.vec2, E * G, _STAGING, _WHERE)
+        if seeds_wp is None:
+            if not isinstance(scratch, _OrderScratch):
+                raise ParamsError(
+                    f"{_WHERE}order_points scratch: expected the scratch of "
+                    f"alloc_order_scratch(config) or seeds_wp, got {scratch!r}"
+                )
+            seeds = scratch.seeds
+        else:
+            seeds = seeds_wp
+        need_array("order_points", "seeds", seeds, wp.int32, E, "[E] int32 seeds", _WHERE)
         args = [seeds, salt("order.random_pairs"), position, count, G]
         ctx.launch(_k._random_pairs_k, count.shape[0], args)
     debug_sync(ctx)
@@ -119,10 +139,18 @@ def finish_ordered_gates(
         config: the resolved ``GateGenConfig``.
         normalize_extent: fit the layout to the extent.
         ctx: the launch context (ambient when None).
+
+    Raises:
+        ParamsError: ``out``'s arrays of the wrong dtype or too short for ``config``.
     """
     _deprecated("finish_ordered_gates", "declare preferred={'normalize': 'extent'}")
     ctx = ambient(ctx)
-    G, E = int(config.max_gates), int(out.count.shape[0])
+    G = check_int(f"{_WHERE}finish_ordered_gates config.max_gates", config.max_gates, 1)
+    need_array("finish_ordered_gates", "out.count", out.count, wp.int32, 1, _STAGING, _WHERE)
+    E = int(out.count.shape[0])
+    need_array(
+        "finish_ordered_gates", "out.position", out.position, wp.vec2, E * G, _STAGING, _WHERE
+    )
     ctx.launch(_k._nan_pad_k, E * G, [out.position, out.count, G])
     if normalize_extent:
         ctx.launch(_k._normalize_extent_k, E, [out.position, out.count, G, float(config.scale)])

@@ -19,7 +19,9 @@ _DTYPES = {wp.int32: "int32", wp.float32: "float32", wp.vec2: "vec2"}
 BUILD = "allocate it with b.scratch in a Stage's build, or wp.zeros in alloc_scratch"
 
 
-def need_array(op: str, name: str, arr: Any, dtype: Any, length: int, helper: str) -> wp.array:
+def need_array(
+    op: str, name: str, arr: Any, dtype: Any, length: int, helper: str, prefix: str = "ops."
+) -> wp.array:
     """Returns ``arr`` when it is a 1-d ``wp.array`` of ``dtype`` with at least ``length``
     elements.
 
@@ -27,22 +29,23 @@ def need_array(op: str, name: str, arr: Any, dtype: Any, length: int, helper: st
         op: the op's name (``"resample_uniform"``).
         name: the parameter's name.
         helper: what allocates such a buffer, for the message.
+        prefix: put before ``op`` in the message (a legacy helper passes its module's).
 
     Raises:
         ParamsError: None, another type, dtype or rank, or too few elements.
     """
     what = f"a 1-d {_DTYPES.get(dtype, dtype)} wp.array of at least {length} elements ({helper})"
     if arr is None:
-        raise ParamsError(f"ops.{op} {name}: expected {what}, got None")
+        raise ParamsError(f"{prefix}{op} {name}: expected {what}, got None")
     if not isinstance(arr, wp.array):
-        raise ParamsError(f"ops.{op} {name}: expected {what}, got {type(arr).__name__}")
+        raise ParamsError(f"{prefix}{op} {name}: expected {what}, got {type(arr).__name__}")
     if arr.ndim != 1 or arr.dtype != dtype:
         raise ParamsError(
-            f"ops.{op} {name}: expected {what}, got a {arr.ndim}-d "
+            f"{prefix}{op} {name}: expected {what}, got a {arr.ndim}-d "
             f"{_DTYPES.get(arr.dtype, arr.dtype)} array"
         )
     if arr.shape[0] < length:
-        raise ParamsError(f"ops.{op} {name}: expected {what}, got {arr.shape[0]} elements")
+        raise ParamsError(f"{prefix}{op} {name}: expected {what}, got {arr.shape[0]} elements")
     return arr
 
 
