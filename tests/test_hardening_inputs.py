@@ -419,3 +419,52 @@ def test_a_field_reads_zero_past_the_end_of_a_shorter_column(device):
     a = col([1.0, 2.0], wp.float32, device)
     got = fieldc.evaluate(fieldc.col(a) + 1.0, domain=4).numpy().tolist()
     assert got == [2.0, 3.0, 1.0, 1.0]
+
+
+def test_hash_gather_a_cell_of_the_largest_i32_lists_nothing():
+    # c + 1 would wrap to the least i32 and pass a "c + 1 < len(start)" test
+    out = ops.device.kernel(
+        kernel=K("hash_gather"),
+        bind={
+            "qcell": col([2**31 - 1, 0], wp.int32),
+            "start": col([0, 2, 3], wp.int32),
+            "order": col([2, 1, 0], wp.int32),
+            "total": 4,
+        },
+        domain=2,
+    )["columns"]
+    assert ops.transfer.readback(columns={"n": out["items_count"]})["values"]["n"] == 2
+    assert out["items"].data.numpy().tolist() == [2, 1, 0, 0]  # query 1's cell 0: 2, 1
+    assert out["query"].data.numpy().tolist() == [1, 1, 0, 0]
+
+
+def test_scan_over_a_count_word_past_2_31_has_no_live_slot():
+    out = ops.device.kernel(
+        kernel=K("scan"),
+        specialize={"TYPE": "i32"},
+        bind={"src": col([5, 6, 7], wp.int32)},
+        domain={"count": word(2**32 - 1), "capacity": 3},
+    )["columns"]
+    # the word reads as i32 -1: no live slot, every slot holds the total of no slot (0)
+    assert out["dst"].data.numpy().tolist() == [0, 0, 0]
+    assert out["ends"].data.numpy().tolist() == [0, 0, 0]
+    assert out["total"].data.numpy().tolist() == [0]
+
+
+def test_expand_visits_only_the_slots_inside_its_capacity():
+    # a count of two billion over 4 slots: the kernel writes 4 slots and states the count
+    t0 = __import__("time").perf_counter()
+    out = ops.device.kernel(
+        kernel=K("expand"),
+        bind={
+            "counts": col([2_000_000_000, 3], wp.int32),
+            "offsets": col([-2, 1], wp.int32),
+            "n": 4,
+        },
+        domain=2,
+    )["columns"]
+    assert __import__("time").perf_counter() - t0 < 5.0
+    # element 0 covers slots -2..; slots 0..3 are its t = 2..5; element 1 then writes 1..3
+    assert out["owner"].data.numpy().tolist() == [0, 1, 1, 1]
+    assert out["local_index"].data.numpy().tolist() == [2, 0, 1, 2]
+    assert ops.transfer.readback(columns={"n": out["owner_count"]})["values"]["n"] == 2_000_000_003
