@@ -36,6 +36,8 @@ import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import _derived
+
 __all__ = [
     "Dynamic",
     "DynamicFloat",
@@ -489,7 +491,7 @@ def cast(value: Any, kind: type) -> Any:
     """Returns ``value`` as a float or int: a Dynamic stays one (a cast in its expression)."""
     if isinstance(value, Dynamic):
         return _make(("float" if kind is float else "int", value._expr), value._env)
-    return kind(value)
+    return _derived._tagged(kind(value), _derived.origin(value))  # keeps a parameter's mark
 
 
 def apply(fn: Callable[[Any], Any], name: str, value: Dynamic) -> Dynamic:

@@ -35,10 +35,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import cookrun
+from ._derived import derive, origin
 from ._fingerprint import fingerprint
 from ._traffic import Traffic, collect
 from .cookrun import CookRecording
-from .dynamic import Env, dynamic, tracking
+from .dynamic import Env, dynamic, is_dynamic, tracking
 from .errors import CookError, GraphError, ParamsError
 from .launch import logging
 from .nodes import _NO, Const, Node, _default_of, node
@@ -205,9 +206,16 @@ class Graph:
         return out
 
     def _learn_kernel_params(self, found: list[tuple[str, tuple]]) -> None:
-        """Adds the kernel-level params the cooked nodes offered; shows what they passed."""
+        """Adds the kernel-level params the cooked nodes offered; shows what they passed.
+
+        Only literals are offered: a uniform or option the node computed from its own
+        parameters (a dynamic value, or one marked by ``_derived``) already has a control,
+        the node's, and a kernel-level one would shadow it.
+        """
         added = False
         for node_name, (site, identity, uniforms, specs, options) in found:
+            uniforms = {k: v for k, v in uniforms.items() if _literal(v)}
+            specs = {k: v for k, v in specs.items() if _literal(v)}
             for uname, v in uniforms.items():
                 key = f"{node_name}.{site}.{uname}"
                 typ = float if isinstance(v, float) else int
@@ -411,7 +419,7 @@ class Graph:
                 p: (
                     dynamic(values[f"{name}.{p}"], f"{name}.{p}", env)
                     if f.dynamic
-                    else values[f"{name}.{p}"]
+                    else derive(values[f"{name}.{p}"], f"{name}.{p}")
                 )
                 for p, f in fields.items()
             }
@@ -542,6 +550,11 @@ def _release(output: Any) -> None:
 
 
 _MISSING = object()
+
+
+def _literal(value: Any) -> bool:
+    """True for a value a node passed as a literal (not computed from its parameters)."""
+    return not is_dynamic(value) and not origin(value)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -259,27 +259,28 @@ def test_explore_one_output_of_a_graph():
         v.close()
 
 
-def test_explore_a_cooked_graph_shows_kernel_params_and_node_params_still_reach_kernels():
-    def inside(r):
-        pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
-        return int(np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(r)))
+def _inside(r, cx=0.0):
+    pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
+    return int(np.sum(np.hypot(pts[:, 0] - np.float32(cx), pts[:, 1]) <= np.float32(r)))
 
+
+def test_explore_a_cooked_graph_shows_kernel_params_and_node_params_still_reach_kernels():
     g = build_demo_graph()
     g.cook()  # finds the kernel-level parameters
     v = explore(g, min_interval=0.0)
     try:
         v.wait(60)
-        assert {"keep.inside.radius", "keep.inside.SHAPE", "kept.gather.TYPE"} <= set(
-            v.form.controls
-        )
+        # only literals are kernel params: the node's radius and shape are not shadowed
+        assert {"keep.inside.center_x", "kept.gather.TYPE"} <= set(v.form.controls)
+        assert not {"keep.inside.radius", "keep.inside.SHAPE"} & set(v.form.controls)
         v.form.widget("keep.radius").value = 0.3  # a node param: the kernel follows it
-        assert v.wait(60).counts["kept"] == inside(0.3)
+        assert v.wait(60).counts["kept"] == _inside(0.3)
         v.form.widget("keep.radius").value = 0.5
-        assert v.wait(60).counts["kept"] == inside(0.5)
-        v.form.widget("keep.inside.radius").value = 0.2  # a kernel param: it overrides the node
-        assert v.wait(60).counts["kept"] == inside(0.2)
-        v.form.widget("keep.radius").value = 0.9
-        assert v.wait(60).counts["kept"] == inside(0.2)
+        assert v.wait(60).counts["kept"] == _inside(0.5)
+        v.form.widget("keep.inside.center_x").value = 0.25  # a literal's kernel param
+        assert v.wait(60).counts["kept"] == _inside(0.5, 0.25)
+        v.form.widget("keep.radius").value = 0.9  # the node's slider still moves the picture
+        assert v.wait(60).counts["kept"] == _inside(0.9, 0.25)
     finally:
         v.close()
 
@@ -313,14 +314,11 @@ def test_explore_a_graph_that_never_cooked_shows_kernel_params_after_its_first_c
     v = explore(g, min_interval=0.0)
     try:
         v.wait(60)
-        assert {"keep.inside.radius", "keep.inside.SHAPE"} <= set(v.form.controls)
+        assert {"keep.inside.center_x", "kept.gather.TYPE"} <= set(v.form.controls)
         assert v.form.value.to_dict()["keep.radius"] == 0.6
-        v.form.widget("keep.inside.radius").value = 0.25  # the new form is wired to the view
+        v.form.widget("keep.inside.center_x").value = 0.25  # the new form is wired to the view
         frame = v.wait(60)
-        pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
-        assert frame.counts["kept"] == int(
-            np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(0.25))
-        )
-        assert "'keep.inside.radius': 0.25" in v.code_button.text
+        assert frame.counts["kept"] == _inside(0.6, 0.25)
+        assert "'keep.inside.center_x': 0.25" in v.code_button.text
     finally:
         v.close()
