@@ -256,7 +256,8 @@ def install() -> None:
                 return result
             finally:
                 _local.token = outer
-                _bar.finished(token, result)
+                if not (result is False and getattr(_local, "silent", False)):
+                    _bar.finished(token, result)  # (a child's build, loaded here: counted once)
 
         def _run_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
             token = getattr(_local, "token", None)
@@ -327,10 +328,12 @@ for name, file in job["modules"]:
         else:
             importlib.import_module(name)
     m = context.user_modules[name]
-    print("START", _progress.display_name(m), flush=True)
+    was_cached = _progress.cached(m, job["device"])
+    if not was_cached:
+        print("START", _progress.display_name(m), flush=True)
     dim = context._resolve_launch_block_dim(dev, None if dev.is_cpu else m.options["block_dim"])
     m.load(dev, block_dim=dim)
-    print("DONE", flush=True)
+    print("DONE", 0 if was_cached else 1, flush=True)
 """
 
 
@@ -381,7 +384,7 @@ def _follow(proc: Any) -> None:
         if line.startswith("START "):
             _bar.started(token, line[6:].strip())
         elif line.startswith("DONE"):
-            _bar.finished(token, True)
+            _bar.finished(token, line.split()[-1] == "1")
     proc.wait()
     _bar.finished(token, None)
 
@@ -408,6 +411,7 @@ def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, 
     dev = wp.get_device(device)
     todo = [m for m in modules if not loaded(m, str(dev))]
     children: list[Any] = []
+    theirs: set[int] = set()  # modules a child process builds
     if dev.is_cpu and workers > 1:
         missing = [m for m in todo if not cached(m, str(dev))]
         shares = _split(missing, min(workers, max(1, len(missing))))
@@ -416,15 +420,16 @@ def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, 
             t = _threading.Thread(target=_follow, args=(proc,), daemon=True)
             t.start()
             children.append((proc, t))
-        first = {id(m) for m in shares[0]} if shares else set()
-        todo.sort(key=lambda m: id(m) not in first)  # this process's share first
+            theirs |= {id(m) for m in share}
+        todo.sort(key=lambda m: id(m) in theirs)  # this process's own loads first
     failed: list[tuple[str, Exception]] = []
     waited = False
     for m in todo:
-        if not waited and children and id(m) not in first:
+        if not waited and id(m) in theirs:
             for _proc, t in children:
                 t.join()
             waited = True
+        _local.silent = id(m) in theirs
         try:
             from warp._src import context
 
@@ -434,6 +439,8 @@ def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, 
             m.load(dev, block_dim=dim)
         except Exception as e:  # noqa: BLE001  (reported per module by the caller)
             failed.append((display_name(m), e))
+        finally:
+            _local.silent = False
     for _proc, t in children:
         t.join()
     return failed

@@ -37,19 +37,25 @@ def _warp_module(pymod: Any) -> Any:
     return context.user_modules[pymod.__name__]
 
 
-def variant_modules(prefix: str = "procgen") -> tuple[list[Any], list[str]]:
-    """Prepares every variant of every kernel under ``prefix`` (preprocessed and imported).
+def variant_modules(identities: list[str] | None = None) -> tuple[list[Any], list[str]]:
+    """Prepares every variant of the given kernels (preprocessed and imported).
+
+    Args:
+        identities: kernel identities (``None``: every built-in, ``procgen/...``).
 
     Returns:
         The Warp modules to build, and one line for each variant the loader refused.
+
+    Raises:
+        AssetError: an identity that does not resolve.
     """
     from . import asset
     from .errors import ProcgenError
 
+    if identities is None:
+        identities = [i for i in asset.identities() if i.startswith("procgen/")]
     modules, refused = [], []
-    for identity in asset.identities():
-        if not identity.startswith(prefix + "/"):
-            continue
+    for identity in identities:
         ref = asset.resolve(identity)
         for opts in variant_options(identity):
             try:
@@ -90,12 +96,19 @@ def demo_modules(shape: str = "disk") -> list[Any]:
     return [_warp_module(v.module) for v in variants] + track
 
 
-def warmup(device: str | None = None, workers: int = 2) -> dict[str, Any]:
+def warmup(
+    device: str | None = None,
+    workers: int = 2,
+    identities: list[str] | None = None,
+    track: bool = True,
+) -> dict[str, Any]:
     """Builds every built-in kernel variant and generator module on ``device``.
 
     Args:
         device: a Warp device name (``None``: the package's device).
-        workers: how many modules compile at once.
+        workers: how many modules compile at once (processes on the CPU).
+        identities: only the variants of these kernels (``None``: every built-in).
+        track: also the track generators, gate generators and track ops.
 
     Returns:
         ``{"device", "modules", "compiled", "cached", "seconds", "failed", "refused",
@@ -104,8 +117,8 @@ def warmup(device: str | None = None, workers: int = 2) -> dict[str, Any]:
     from .device import resolve_device
 
     dev = resolve_device(device)
-    variants, refused = variant_modules()
-    modules = variants + track_modules()
+    variants, refused = variant_modules(identities)
+    modules = variants + (track_modules() if track else [])
     with _progress.session(total=len(modules)) as st:
         failed = _progress.build(modules, dev, workers)
     return {

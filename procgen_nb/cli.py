@@ -133,6 +133,20 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument(
         "--workers", type=_workers, default=2, help="how many modules compile at once"
     )
+    warm.add_argument(
+        "--kernels",
+        nargs="+",
+        metavar="ID",
+        default=None,
+        help="only the variants of these kernel identities (procgen/gather ...); "
+        "default: every built-in",
+    )
+    warm.add_argument(
+        "--no-generators",
+        dest="generators",
+        action="store_false",
+        help="skip the track generators, gate generators and track ops",
+    )
     return parser
 
 
@@ -188,7 +202,9 @@ def _demo(args: argparse.Namespace) -> int:
 def _warmup(args: argparse.Namespace) -> int:
     from . import _progress, _warmup
 
-    got = _warmup.warmup(device=args.device, workers=args.workers)
+    got = _warmup.warmup(
+        device=args.device, workers=args.workers, identities=args.kernels, track=args.generators
+    )
     for line in got["refused"]:
         print(f"{PROG}: refused variant {line}", file=sys.stderr)
     for name, err in got["failed"]:
