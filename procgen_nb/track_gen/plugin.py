@@ -182,6 +182,7 @@ class Registry:
         self._lock = threading.RLock()
         self._loaders_run: list[Callable[[Registry], None]] = []
         self._loaded_count = 0
+        self._loading = 0
         self._loaded_eps: set[tuple[str, str]] = set()
         self._ep_errors: dict[str, str] = {}
 
@@ -313,12 +314,16 @@ class Registry:
                 if loader in self._loaders_run:
                     continue
                 self._loaders_run.append(loader)  # first: a loader's own lookups skip it
+                self._loading += 1
                 try:
                     loader(self)
                 except BaseException:
                     self._loaders_run.remove(loader)
                     raise
-            self._loaded_count = len(self._loaders_run)
+                finally:
+                    self._loading -= 1
+            if not self._loading:  # other threads take the fast path once all have run
+                self._loaded_count = len(self._loaders_run)
 
     def _check_kind(self, kind: str) -> None:
         if kind not in self.KINDS:

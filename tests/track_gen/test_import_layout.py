@@ -102,3 +102,21 @@ def test_a_loader_added_late_still_runs_on_the_next_lookup():
         assert calls == [reg]
     finally:
         plugin_module._builtin_loaders.remove(loader)
+
+
+def test_a_loader_that_looks_up_does_not_mark_the_registry_loaded_early():
+    reg = plugin_module.Registry()
+    seen = []
+
+    def loader(r):
+        r.available("stage")  # a lookup from inside a loader: skips it, no recursion
+        seen.append(r._loaded_count == len(plugin_module._builtin_loaders))
+
+    plugin_module._add_builtin_loader(loader)
+    try:
+        reg.available("generator")
+        assert seen == [False]  # still loading while inside the loader
+        assert reg._loaded_count == len(plugin_module._builtin_loaders)
+        assert set(GENERATORS) <= set(reg.available("generator"))
+    finally:
+        plugin_module._builtin_loaders.remove(loader)
