@@ -153,7 +153,8 @@ class _Call:
                 f"{self.where(bname)}: expected exactly the columns {list(b.order)}, got {sorted(table)}"
             )
         cols = [_as_column(table[n], f"{self.where(bname)} column {n!r}") for n in names]
-        n = max((len(c) for c in cols), default=0)
+        # at least one slot per slot of the domain: a shorter column reads 0 past its end
+        n = max([self.dom.n] + [len(c) for c in cols])
         # packing is a host-side layout step of columns already on the device: one copy per lane
         lanes = sum(c.lanes for c in cols)
         packed = self.ctx.zeros((lanes, n), wp.float32)
