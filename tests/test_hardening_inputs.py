@@ -468,3 +468,21 @@ def test_expand_visits_only_the_slots_inside_its_capacity():
     assert out["owner"].data.numpy().tolist() == [0, 1, 1, 1]
     assert out["local_index"].data.numpy().tolist() == [2, 0, 1, 2]
     assert ops.transfer.readback(columns={"n": out["owner_count"]})["values"]["n"] == 2_000_000_003
+
+
+def test_walk_reads_zero_past_the_end_of_a_shorter_column():
+    rate = col([1.0, 2.0], wp.float32)  # two rates for four walkers
+    step = fieldc.vec2(fieldc.col(rate), 0.0)
+    spec = fieldc.walk_spec(step, {"dt": 0.5, "steps": 2})
+    bound = fieldc.bind_spec(spec)
+    pos = np.zeros((4, 2), np.float32)
+    out = ops.device.kernel(
+        kernel=K("walk"),
+        specialize=spec.specialize,
+        bind={"pos": Column(wp.array(pos, dtype=wp.vec2f)), "cols": bound.cols, "u": bound.u},
+        domain=4,
+        uniforms=spec.uniforms,
+    )["columns"]
+    # NumPy: x moves dt * rate per step for the walkers the column covers, 0 past it
+    want = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0], [0.0, 0.0]], np.float32)
+    np.testing.assert_array_equal(out["out"].data.numpy(), want)
