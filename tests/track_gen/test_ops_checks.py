@@ -266,3 +266,13 @@ def test_the_legacy_gate_helpers_refuse_what_they_cannot_use():
         # with what it needs, it runs
         scratch = warp_gate.alloc_order_scratch(cfg)
         warp_gate.order_points(pos, count, cfg, scratch, ctx=ctx)
+
+
+@pytest.mark.parametrize("op", ["sample_counts", "grid_cells", "sample_grid_points"])
+def test_a_salt_must_be_an_int32(op):
+    fn, args, _ = _calls()[op]
+    args[1] = 2**31  # b.salt gives 0 <= salt < 2**31
+    with pytest.raises(
+        ParamsError, match=rf"^ops\.{op} salt: expected an integer in \[-2147483648, 2147483647\]"
+    ):
+        fn(LaunchContext(DEV), *args)

@@ -82,7 +82,7 @@ def arc_resample(
     counts = scratch.counts if counts is None else counts
     ctx.launch(
         _k._arc_resample_k,
-        num_envs,
+        E,
         [
             src,
             counts,
@@ -125,7 +125,7 @@ def arc_resample_attribute(
     need_masks(op, E, counts=counts, active=active)
     ctx.launch(
         _k._attr_resample_k,
-        num_envs * num_points,
+        E * num_points,
         [
             src,
             scratch.counts if counts is None else counts,
@@ -182,8 +182,8 @@ def resample_uniform(
     need_array(op, "t_wp", t_wp, wp.float32, E * dp, arc.format("t"))
     ctx.launch(
         _k._arc_resample_k,
-        num_envs,
-        [src, counts, src_points, dst, dst_points, counts, s_wp, seg_wp, t_wp],
+        E,
+        [src, counts, sp, dst, dp, counts, s_wp, seg_wp, t_wp],
     )
 
 
@@ -230,8 +230,8 @@ def resample_constant_spacing(
     need_array(op, "truncated", truncated, wp.int32, E, f"[num_envs] int32; {BUILD}")
     ctx.launch(
         _k._constant_spacing_k,
-        num_envs,
-        [src, src_points, float(spacing), dst, max_points, out_count, truncated],
+        E,
+        [src, sp, float(spacing), dst, mp, out_count, truncated],
     )
 
 
@@ -242,6 +242,7 @@ def sample_counts(ctx: Any, seeds: wp.array, salt: int, lo: int, hi: int, out: w
         ParamsError: ``lo > hi``, or ``seeds`` / ``out`` None, not int32 or shorter than E.
     """
     op = "sample_counts"
+    salt = need_size(op, "salt", salt, -(1 << 31))
     lo = need_size(op, "lo", lo, -(1 << 31))
     hi = need_size(op, "hi", hi, -(1 << 31))
     if lo > hi:
@@ -272,6 +273,7 @@ def grid_cells(
             ``counts.shape[0]``), or a grid or max_count that is not an integer >= 1.
     """
     op = "grid_cells"
+    salt = need_size(op, "salt", salt, -(1 << 31))
     grid = need_size(op, "grid", grid)
     max_count = need_size(op, "max_count", max_count)
     need_array(op, "counts", counts, wp.int32, 1, f"[num_envs] int32; {BUILD}")
@@ -309,6 +311,7 @@ def sample_grid_points(
         ParamsError: as ``grid_cells``.
     """
     op = "sample_grid_points"
+    salt = need_size(op, "salt", salt, -(1 << 31))
     grid = need_size(op, "grid", grid)
     max_count = need_size(op, "max_count", max_count)
     need_array(op, "counts", counts, wp.int32, 1, f"[num_envs] int32; {BUILD}")

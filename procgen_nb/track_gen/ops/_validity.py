@@ -37,8 +37,8 @@ def self_intersections(
     need_array(op, "out", out, wp.int32, E, f"[num_envs] int32; {BUILD}")
     ctx.launch(
         _k._self_intersections_k,
-        num_envs,
-        [xy, num_points, scratch.chain, scratch.chain_n, out],
+        E,
+        [xy, N, scratch.chain, scratch.chain_n, out],
     )
 
 
@@ -94,10 +94,10 @@ def check_tracks(
     need_masks(op, E, active=active, gen_valid=gen_valid)
     ctx.launch(
         _k._validity_k,
-        num_envs,
+        E,
         [
             xy,
-            num_points,
+            N,
             scratch.ones if active is None else active,
             scratch.ones if gen_valid is None else gen_valid,
             min_radius,
@@ -129,7 +129,7 @@ def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: 
     N = need_size(op, "num_points", num_points)
     need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
     need_array(op, "out", out, wp.int32, E, f"[num_envs] int32; {BUILD}")
-    ctx.launch(_k._turning_number_k, num_envs, [xy, num_points, out])
+    ctx.launch(_k._turning_number_k, E, [xy, N, out])
 
 
 __all__ = ["check_tracks", "self_intersections", "turning_number"]
