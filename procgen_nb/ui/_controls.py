@@ -17,6 +17,7 @@ named ``seed`` or ``epoch``            ``IntText``
 from __future__ import annotations
 
 import contextlib
+import html
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -49,20 +50,73 @@ def control_class(field: Field) -> type[widgets.Widget]:
     return widgets.Text
 
 
+def readable(name: str) -> str:
+    """Returns a field name as words: ``min_radius`` -> ``min radius``, ``inside.SHAPE`` ->
+    ``inside · SHAPE`` (an upper-case option name stays as the kernel spells it)."""
+    parts = [p if p.isupper() else p.replace("_", " ") for p in name.split(".")]
+    return " · ".join(parts)
+
+
 def label_of(field: Field, name: str | None = None) -> str:
-    """Returns the label of a field's control: its name, with its unit in brackets."""
-    text = name if name is not None else field.name
+    """Returns the label of a field's control: its words, with its unit in brackets."""
+    text = readable(name if name is not None else field.name)
     return f"{text} [{field.unit}]" if field.unit else text
 
 
-def _decimals(step: float) -> int:
-    if step <= 0 or not math.isfinite(step):
-        return 2
-    return max(0, min(8, -math.floor(math.log10(step))))
+def tooltip_of(field: Field, name: str | None = None) -> str:
+    """Returns the tooltip of a field's control: its name, its doc, its accepted range."""
+    parts = [name if name is not None else field.name]
+    if field.doc:
+        parts.append(field.doc)
+    if field.bounds is not None:
+        lo, hi = field.bounds
+        parts.append(f"accepted: [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
+    return " — ".join(p for p in parts if p)
+
+
+def decimals_of(x: float, cap: int = 8) -> int:
+    """Returns the fewest decimals that write ``x`` exactly (at most ``cap``)."""
+    x = float(x)
+    if not math.isfinite(x):
+        return 0
+    for d in range(cap + 1):
+        if round(x, d) == x:
+            return d
+    return cap
+
+
+def float_grid(field: Field, *values: float) -> tuple[float, int]:
+    """Returns (step, decimals) of a float slider on which the field's soft ends, its
+    default and ``values`` all lie exactly: the Field's ``step`` when they do, else
+    ``10**-d`` with ``d`` the decimals they need (and at least about 200 steps)."""
+    lo, hi = field.slider_range
+    known = [lo, hi, *values]
+    if isinstance(field.default, int | float) and not isinstance(field.default, bool):
+        known.append(field.default)
+    need = max(decimals_of(v) for v in known)
+    span = float(hi) - float(lo)
+    fine = max(0, math.ceil(-math.log10(span / 200))) if span > 0 else 2
+    if field.step:
+        d = max(need, decimals_of(field.step))
+        on_grid = all(
+            abs(round((float(v) - float(lo)) / field.step) * field.step - (float(v) - float(lo)))
+            <= 1e-9 * max(1.0, abs(float(v)))
+            for v in known
+        )
+        if on_grid and d <= 8:
+            return float(field.step), d
+    d = min(8, max(need, fine))
+    return 10.0**-d, d
 
 
 class FieldControl:
     """The widgets editing one field: one per lane, in ``box`` with the field's label.
+
+    A control is exact: it holds the value in effect (``get()``), shows it without
+    changing it (a float slider's step and readout are chosen so that its soft ends, the
+    default and the value lie on the grid), and reports only what a person changed: a
+    value coming back from the browser within half a step of the one in effect (a slider
+    snapping it) is not an edit, and an edit is rounded to the slider's decimals.
 
     Args:
         field: the declaration.
@@ -87,23 +141,29 @@ class FieldControl:
         cls = control_class(field)
         lanes = field.lanes
         values = tuple(value) if lanes > 1 else (value,)
+        self._values = list(values)
         text = label_of(field, label)
+        self.tooltip = tooltip_of(field)
         self.widgets: tuple[widgets.Widget, ...] = tuple(
             self._make(cls, values[k], text if lanes == 1 else _LANES[k % 4], continuous_update)
             for k in range(lanes)
         )
-        for w in self.widgets:
-            w.observe(self._changed, names="value")
+        for k, w in enumerate(self.widgets):
+            w.observe(lambda change, k=k: self._changed(k, change), names="value")
+        self.message = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 8px"))
+        self.message.add_class("procgen-control-error")
         if lanes == 1:
-            self.box: widgets.Widget = self.widgets[0]
+            row: widgets.Widget = self.widgets[0]
         else:
             head = widgets.Label(text, layout=widgets.Layout(width=_DESCRIPTION_WIDTH))
-            head.tooltip = field.doc or None
-            self.box = widgets.HBox([head, *self.widgets])
+            head.tooltip = self.tooltip
+            row = widgets.HBox([head, *self.widgets])
+        self.box = widgets.VBox([row, self.message], layout=widgets.Layout(width="100%"))
+        self.box.add_class("procgen-control")
 
     def _make(self, cls: type, value: Any, text: str, continuous: bool) -> widgets.Widget:
         f = self.field
-        kw: dict[str, Any] = {"description": text, "tooltip": f.doc or None}
+        kw: dict[str, Any] = {"description": text, "tooltip": self.tooltip}
         kw["style"] = {"description_width": _DESCRIPTION_WIDTH if f.lanes == 1 else "initial"}
         kw["layout"] = (
             widgets.Layout(width="98%")
@@ -119,22 +179,31 @@ class FieldControl:
             lo, hi = min(lo, value), max(hi, value)
             kw.update(min=lo, max=hi, continuous_update=continuous)
             if cls is widgets.FloatSlider:
-                step = f.step or (hi - lo) / 100 or 0.01
-                kw.update(step=step, readout_format=f".{_decimals(step)}f")
+                step, d = float_grid(f, value)
+                kw.update(step=step, readout_format=f".{d}f")
             else:
                 kw.update(step=max(1, int(f.step or 1)))
+        elif cls is widgets.FloatText:
+            kw["step"] = None
         elif cls is widgets.Checkbox:
             kw["indent"] = False
         return cls(value=value, **kw)
 
     def get(self) -> Any:
-        """Returns the value the widgets show (a tuple for a vector field)."""
+        """Returns the value in effect (a tuple for a vector field)."""
+        vals = tuple(self._values)
+        return vals if self.field.lanes > 1 else vals[0]
+
+    def shown(self) -> Any:
+        """Returns what the widgets show (a slider may show a value rounded to its step)."""
         vals = tuple(w.value for w in self.widgets)
         return vals if self.field.lanes > 1 else vals[0]
 
     def set(self, value: Any) -> None:
-        """Shows ``value`` without reporting it as an edit (a slider widens to reach it)."""
+        """Shows ``value`` without reporting it as an edit (a slider widens, and its step
+        gets finer, to show it exactly)."""
         values = tuple(value) if self.field.lanes > 1 else (value,)
+        self._values = list(values)
         with self.quiet():
             for w, v in zip(self.widgets, values, strict=True):
                 if isinstance(w, widgets.IntSlider | widgets.FloatSlider):
@@ -142,7 +211,17 @@ class FieldControl:
                         w.min = v
                     if v > w.max:
                         w.max = v
+                    if isinstance(w, widgets.FloatSlider):
+                        step, d = float_grid(self.field, v, w.min, w.max)
+                        if step < w.step:
+                            w.step, w.readout_format = step, f".{d}f"
                 w.value = v
+
+    def show_message(self, text: str) -> None:
+        """Shows ``text`` (an error in the person's words) under the control ("" clears)."""
+        self.message.value = (
+            f'<span style="color:#b00020">{html.escape(text)}</span>' if text else ""
+        )
 
     @contextlib.contextmanager
     def quiet(self) -> Iterator[None]:
@@ -153,6 +232,17 @@ class FieldControl:
         finally:
             self._quiet = old
 
-    def _changed(self, change: dict[str, Any]) -> None:
-        if not self._quiet and self._on_change is not None:
+    def _changed(self, lane: int, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        w, new = self.widgets[lane], change["new"]
+        if isinstance(w, widgets.FloatSlider) and isinstance(new, int | float):
+            cur = self._values[lane]
+            if isinstance(cur, int | float) and abs(float(new) - float(cur)) < w.step / 2:
+                return  # the slider showed the value in effect on its grid: not an edit
+            new = round(float(new), decimals_of(w.step))
+        if new == self._values[lane] and type(new) is type(self._values[lane]):
+            return
+        self._values[lane] = new
+        if self._on_change is not None:
             self._on_change(self)

@@ -117,6 +117,61 @@ class CourseTarget(Target):
     def initial(self) -> Params:
         return self._initial
 
+    def sections(self) -> list[tuple[str, list[str], bool]]:
+        names = list(self.params_class.fields())
+        out = []
+        if self.generator is not None:
+            track = [n for n in names if n.startswith("track.")]
+            out.append((f"centerline ({self.generator})", track, True))
+        out.append(
+            (f"gates ({self.gate_name})", [n for n in names if n.startswith("gates.")], True)
+        )
+        out.append(("course", [n for n in names if n.startswith("course.")], True))
+        return out
+
+    def reason_labels(self) -> dict[int, str]:
+        reasons = getattr(_gates(), "COURSE_REASONS", {})
+        return {b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in reasons.items()}
+
+    def width(self, params: Params) -> float | None:
+        return float(params.to_dict()["course.track_width"])
+
+    def check(self, params: Params) -> tuple[str, str] | None:
+        """Refuses, before building, ``max_gates`` below the gates the gate generator may
+        place (its ``capacity``), naming both controls."""
+        need = self._capacity(params)
+        have = params.to_dict()["course.max_gates"]
+        if need is None or have >= need:
+            return None
+        return (
+            "course.max_gates",
+            f"max gates: {have} is below the {need} gates the {self.gate_name} generator may "
+            f"place with these settings; accepted: {need} or more (or lower the gates' "
+            "maximum count)",
+        )
+
+    def _capacity(self, params: Params) -> int | None:
+        spec = self.gate if self.gate is not None else gate_spec(self.gate_name)
+        capacity = getattr(spec, "capacity", None)
+        gate_params = _generator_params(spec)
+        if not callable(capacity) or gate_params is None:
+            return None
+        try:
+            from ..track_gen.gates.stage import GateLayout
+
+            _, gates, course = self._split(params)
+            layout = GateLayout(
+                num_envs=course["num_envs"],
+                scale=1.0,
+                max_gates=course["max_gates"],
+                num_points=0 if self.gates_first else course["num_points"],
+            )
+            stage = spec() if isinstance(spec, type) else spec
+            cap = stage.capacity(gate_params(**gates), layout)
+            return int(cap["gates"])
+        except Exception:  # the build will say what is wrong
+            return None
+
     def _split(self, params: Params) -> tuple[dict, dict, dict]:
         d = params.to_dict()
         pick = lambda p: {k.split(".", 1)[1]: v for k, v in d.items() if k.startswith(p)}  # noqa: E731
@@ -177,6 +232,7 @@ class CourseTarget(Target):
                 "heading": data["gate_heading"],
             },
             "counts": counts,
+            "reason": data["reason"],
         }
         return frame_from(result, report=tuple(rows), elapsed_ms=elapsed, traffic=total)
 

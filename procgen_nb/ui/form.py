@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -18,7 +18,7 @@ import traitlets
 
 from ..errors import ParamsError
 from ..params import Params
-from ._controls import FieldControl
+from ._controls import FieldControl, label_of, readable
 
 
 class ParamsForm(widgets.VBox):
@@ -27,9 +27,13 @@ class ParamsForm(widgets.VBox):
     Args:
         params: a Params class (its defaults are shown) or instance.
         title: an optional heading shown above the controls.
-        group: when True, fields named ``"<group>.<name>"`` are shown under a heading per
-            group, labelled ``<name>`` (a graph's ``"node.param"`` fields).
+        group: when True, fields named ``"<group>.<name>"`` are shown in a collapsible
+            section per group, labelled ``<name>`` (a graph's ``"node.param"`` fields).
         continuous_update: whether sliders report values while dragged.
+        sections: (title, field names, open) of the collapsible sections, instead of
+            ``group``'s.
+        kernel: fields shown in a collapsed "kernel parameters" section inside their own
+            section (kernel-level values a graph found).
 
     Attributes:
         value: the current Params instance (always valid). Assign an instance of the same
@@ -55,6 +59,8 @@ class ParamsForm(widgets.VBox):
         title: str | None = None,
         group: bool = False,
         continuous_update: bool = True,
+        sections: Sequence[tuple[str, Sequence[str], bool]] | None = None,
+        kernel: Collection[str] = (),
     ):
         if isinstance(params, type) and issubclass(params, Params):
             cls, current = params, params()
@@ -66,26 +72,55 @@ class ParamsForm(widgets.VBox):
         self.controls: dict[str, FieldControl] = {}
         self._error_line = widgets.HTML("", layout=widgets.Layout(min_height="1.5em"))
         self._error_line.add_class("procgen-form-error")
-        rows: list[widgets.Widget] = []
-        if title:
-            rows.append(widgets.HTML(f"<b>{html.escape(title)}</b>"))
-        last_group = None
-        for name, field in cls.fields().items():
-            label = None
-            if group and "." in name:
-                head, label = name.split(".", 1)
-                if head != last_group:
-                    rows.append(widgets.HTML(f"<b>{html.escape(head)}</b>"))
-                    last_group = head
+        values = current.to_dict()
+        fields = cls.fields()
+        kernel = set(kernel)
+
+        def control(name: str, label: str | None) -> widgets.Widget:
             ctl = FieldControl(
-                field,
-                current.to_dict()[name],
+                fields[name],
+                values[name],
                 label=label,
                 continuous_update=continuous_update,
                 on_change=self._edited,
             )
             self.controls[name] = ctl
-            rows.append(ctl.box)
+            return ctl.box
+
+        rows: list[widgets.Widget] = []
+        if title:
+            rows.append(widgets.HTML(f"<b>{html.escape(title)}</b>"))
+        if sections is None and group:
+            sections = _node_sections(list(fields))
+        if sections is None:
+            rows += [control(name, None) for name in fields]
+        else:
+            placed: set[str] = set()
+            for head, names, is_open in sections:
+                names = [n for n in names if n in fields and n not in placed]
+                placed.update(names)
+                own = [n for n in names if n not in kernel]
+                deep = [n for n in names if n in kernel]
+                children = [control(n, _short(n, head)) for n in own]
+                if deep:
+                    inner = widgets.VBox([control(n, _short(n, head)) for n in deep])
+                    children.append(
+                        _section(
+                            "kernel parameters (override what the node passes)",
+                            [
+                                widgets.HTML(
+                                    "<i>kernel-level values the node passes as literals; "
+                                    "set one to override it</i>"
+                                ),
+                                inner,
+                            ],
+                            False,
+                            "procgen-kernel-section",
+                        )
+                    )
+                rows.append(_section(head, children, is_open, "procgen-section"))
+            rest = [n for n in fields if n not in placed]
+            rows += [control(n, None) for n in rest]
         rows.append(self._error_line)
         super().__init__(rows)
         self.add_class("procgen-params-form")
@@ -108,7 +143,7 @@ class ParamsForm(widgets.VBox):
     def _show_value(self, change: dict[str, Any]) -> None:
         values = change["new"].to_dict()
         for name, ctl in self.controls.items():
-            if ctl.get() != values[name]:
+            if ctl.get() != values[name] or ctl.shown() != values[name]:
                 ctl.set(values[name])
 
     @traitlets.observe("error")
@@ -121,14 +156,31 @@ class ParamsForm(widgets.VBox):
     # -- edits --------------------------------------------------------------------------
     def _edited(self, ctl: FieldControl) -> None:
         name = ctl.field.name
+        wanted = ctl.get()
         try:
-            new = self.value.replace(**{name: ctl.get()})
+            new = self.value.replace(**{name: wanted})
         except ParamsError as exc:
             self.error = str(exc)
+            ctl.show_message(in_words(ctl, wanted, str(exc)))
             ctl.set(self.value.to_dict()[name])
             return
         self.error = ""
+        for c in self.controls.values():
+            c.show_message("")
         self.value = new
+
+    def show_message(self, name: str, text: str) -> None:
+        """Shows ``text`` under the control of ``name`` (the form's error line when the
+        form has no such control)."""
+        if name in self.controls:
+            self.controls[name].show_message(text)
+        else:
+            self.error = text
+
+    def clear_messages(self) -> None:
+        """Clears every message under the controls."""
+        for c in self.controls.values():
+            c.show_message("")
 
     def widget(self, name: str, lane: int = 0) -> widgets.Widget:
         """Returns the widget of lane ``lane`` of field ``name``.
@@ -144,20 +196,54 @@ class ParamsForm(widgets.VBox):
         return ws[lane]
 
 
+def in_words(ctl: FieldControl, value: Any, message: str) -> str:
+    """Returns a refusal in the person's words: the control's label, the value, what is
+    accepted (the refusal's "expected ..." part)."""
+    label = label_of(ctl.field, readable(ctl.field.name))
+    expected = message.split(": ", 1)[-1] if ": expected" in message else message
+    expected = expected.rsplit(", got ", 1)[0]
+    expected = expected.removeprefix("expected ")
+    return f"{label}: {value!r} is not accepted; accepted: {expected}"
+
+
+def _short(name: str, head: str) -> str:
+    return name[len(head) + 1 :] if name.startswith(head + ".") else name
+
+
+def _node_sections(names: list[str]) -> list[tuple[str, list[str], bool]]:
+    out: dict[str, list[str]] = {}
+    for n in names:
+        out.setdefault(n.split(".", 1)[0] if "." in n else "", []).append(n)
+    return [(head or "parameters", ns, True) for head, ns in out.items()]
+
+
+def _section(title: str, children: list, is_open: bool, cls: str) -> widgets.Widget:
+    acc = widgets.Accordion(children=[widgets.VBox(children)], titles=(title,))
+    acc.selected_index = 0 if is_open else None
+    acc.add_class(cls)
+    return acc
+
+
 def params_form(
     params: type[Params] | Params,
     *,
     title: str | None = None,
     group: bool = False,
     continuous_update: bool = True,
+    sections: Sequence[tuple[str, Sequence[str], bool]] | None = None,
+    kernel: Collection[str] = (),
 ) -> ParamsForm:
     """Returns a ``ParamsForm`` for a Params class or instance.
 
     Args:
         params: a Params class (shows its defaults) or a Params instance.
         title: an optional heading.
-        group: group ``"<group>.<name>"`` fields under a heading per group.
+        group: group ``"<group>.<name>"`` fields in a collapsible section per group.
         continuous_update: whether sliders report values while dragged.
+        sections: (title, field names, open) of the collapsible sections (instead of
+            ``group``'s); fields in none follow them.
+        kernel: fields shown in a collapsed "kernel parameters" section of their own
+            section (kernel-level values).
 
     Returns:
         The form; ``form.value`` is the validated Params instance it shows.
@@ -165,7 +251,14 @@ def params_form(
     Raises:
         ParamsError: when ``params`` is neither a Params class nor instance.
     """
-    return ParamsForm(params, title=title, group=group, continuous_update=continuous_update)
+    return ParamsForm(
+        params,
+        title=title,
+        group=group,
+        continuous_update=continuous_update,
+        sections=sections,
+        kernel=kernel,
+    )
 
 
 def graph_form(

@@ -73,6 +73,7 @@ class Frame:
         report_text: the cook report as text, when the target gives one.
         elapsed_ms: wall time of the cook.
         traffic: device traffic of the cook.
+        reasons: ``[E]`` int bits saying why each env is invalid (0: valid), or None.
     """
 
     tracks: np.ndarray | None
@@ -85,6 +86,7 @@ class Frame:
     report_text: str = ""
     elapsed_ms: float = 0.0
     traffic: Traffic = dataclasses.field(default_factory=Traffic)
+    reasons: np.ndarray | None = None
 
 
 def _get(obj: Any, names: tuple[str, ...]) -> Any:
@@ -217,6 +219,12 @@ def frame_from(
         clouds[str(k)] = np.ascontiguousarray(pts[..., :2].reshape(-1, 2))
         digest.update(clouds[str(k)].astype(np.float32).tobytes())
     has_data = tracks is not None or gates is not None or bool(clouds)
+    raw_reason = _get(result, ("reason", "reasons"))
+    reasons = None
+    if raw_reason is not None and valid is not None:
+        reasons = _numpy(raw_reason).reshape(-1).astype(np.int64)
+        if len(reasons) != len(valid):
+            reasons = None
     return Frame(
         tracks=tracks,
         valid=valid,
@@ -228,6 +236,7 @@ def frame_from(
         report_text=report_text,
         elapsed_ms=elapsed_ms,
         traffic=traffic if traffic is not None else Traffic(),
+        reasons=reasons,
     )
 
 

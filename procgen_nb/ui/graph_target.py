@@ -50,6 +50,15 @@ class GraphTarget(Target):
         self._kernel_keys = set(kernel_params()) if callable(kernel_params) else set()
         return old is not None
 
+    def sections(self) -> list[tuple[str, list[str], bool]]:
+        out: dict[str, list[str]] = {}
+        for k in self.params_class.fields():
+            out.setdefault(k.split(".", 1)[0], []).append(k)
+        return [(node, names, True) for node, names in out.items()]
+
+    def kernel_keys(self) -> set[str]:
+        return set(self._kernel_keys)
+
     @property
     def initial(self) -> Params:
         known = self.params_class.fields()

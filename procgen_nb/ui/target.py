@@ -64,6 +64,29 @@ class Target(abc.ABC):
     def code(self, params: Params) -> str:
         """Returns Python source that re-creates ``params`` and the cook in a script."""
 
+    def sections(self) -> list[tuple[str, list[str], bool]] | None:
+        """The form's collapsible sections: (title, field names, open); None: none (or one
+        per ``"<group>."`` prefix when ``group``)."""
+        return None
+
+    def kernel_keys(self) -> set[str]:
+        """The fields that are kernel-level values (shown in a collapsed section)."""
+        return set()
+
+    def check(self, params: Params) -> tuple[str, str] | None:
+        """Returns (field, why in words) for values that cannot cook together, before
+        cooking; None when the target knows of no problem."""
+        return None
+
+    def reason_labels(self) -> dict[int, str]:
+        """Bit -> short text of the reasons an env is invalid."""
+        return {}
+
+    def width(self, params: Params) -> float | None:
+        """The track width of ``params`` (the clearance the hover shows), or None."""
+        w = params.to_dict().get("track_width")
+        return float(w) if isinstance(w, int | float) and w > 0 else None
+
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float, Any]:
     t0 = time.perf_counter()

@@ -112,6 +112,18 @@ class TrackTarget(Target):
     def initial(self) -> Params:
         return self.params_class(**{k: v for k, v in self._start.items() if k in self._shared})
 
+    def sections(self) -> list[tuple[str, list[str], bool]]:
+        out = []
+        if self._own:
+            out.append((f"{self.generator} parameters", list(self._own), True))
+        if self._validity:
+            out.append(("validity thresholds", list(self._validity), True))
+        out.append(("batch (envs, points, seed)", list(self._shared), True))
+        return out
+
+    def reason_labels(self) -> dict[int, str]:
+        return {b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in _reasons().items()}
+
     def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         d = params.to_dict()
         return (

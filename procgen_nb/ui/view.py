@@ -1,11 +1,19 @@
 """``explore(target)``: the controls beside a live view that cooks on change.
 
-The view cooks on a background thread (``CookLoop``): the notebook stays responsive, a
-change that arrives during a cook replaces the queued one, and a dragged slider cooks at
-most ``1 / min_interval`` times a second and once more at its last value. Each cook
-redraws in place: the envs and the counts chart are PNG bytes (matplotlib's Agg canvas,
-no pyplot figure) set on ``ipywidgets.Image`` widgets, the counts and the cook report are
-HTML tables. A failed cook shows its message and keeps the last drawing.
+The view cooks on a background thread (``CookLoop``): the notebook stays responsive, and a
+change that arrives during a cook replaces the queued one (the newest value wins). Each
+cook is drawn in the browser by a ``TrackCanvas`` (the arrays travel as binary buffers in
+one message, with the counts); the cook report is an HTML table in a collapsed section.
+
+Controls send only what a person changed (``FieldControl``); nothing cooks after the
+first cook unless a control moved. A cook that fails greys the last picture, shows the
+error under the control that was changed (its label, the value, what went wrong), and
+puts that control back to the value in effect, so the next valid edit cooks again. A
+combination the target knows cannot cook (``Target.check``) is explained the same way
+without cooking.
+
+Outside a live kernel (nbconvert, nbval, a static HTML export) the view's output also
+carries a PNG of the last frame drawn by matplotlib, so a saved notebook shows the picture.
 
 Tests and notebooks drive it from Python::
 
@@ -17,6 +25,7 @@ Tests and notebooks drive it from Python::
 
 from __future__ import annotations
 
+import base64
 import html
 from typing import Any
 
@@ -26,14 +35,19 @@ import traitlets
 from ..errors import ProcgenError
 from ..params import Params
 from . import _render
+from ._controls import label_of, readable
+from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
 from .targets import Target, as_target
 from .worker import CookLoop
 
+#: seconds ``_repr_mimebundle_`` waits for the first cook to draw the static picture.
+STATIC_WAIT_S = 120.0
 
-class ExploreView(widgets.HBox):
+
+class ExploreView(widgets.Box):
     """Controls (a ``ParamsForm``) beside a live view of a target's cook.
 
     Args:
@@ -65,24 +79,19 @@ class ExploreView(widgets.HBox):
         target: Any,
         *,
         params: type[Params] | Params | None = None,
-        min_interval: float = 0.25,
-        max_envs: int = 36,
+        min_interval: float = 0.0,
+        max_envs: int = 64,
         cook: bool = True,
         **options: Any,
     ):
         self.target: Target = as_target(target, params, **options)
         self.max_envs = max_envs
-        self.form = ParamsForm(self.target.initial, title=self.target.name, group=self.target.group)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width="480px"))
-        self.image.add_class("procgen-view")
-        self.counts_image = widgets.Image(
-            format="png", layout=widgets.Layout(width="480px", height="auto")
-        )
-        self.counts_image.add_class("procgen-counts-chart")
-        self.counts_text = widgets.HTML("")
-        self.counts_text.add_class("procgen-counts-text")
+        self.form = self._make_form()
+        self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
+        report_box = widgets.Accordion(children=[self.report], titles=("cook report",))
+        report_box.selected_index = None
         self.status = widgets.HTML("")
         self.status.add_class("procgen-status")
         self.progress = widgets.FloatProgress(
@@ -90,7 +99,7 @@ class ExploreView(widgets.HBox):
         )
         self.code_button = CopyButton(
             description="Copy as code",
-            tooltip="copy the current parameters as Python code (shown below as well)",
+            tooltip="copy the parameters in effect as Python code (shown below as well)",
         )
         self.code_button.add_class("procgen-copy")
         self.copy_note = widgets.HTML("")
@@ -99,23 +108,31 @@ class ExploreView(widgets.HBox):
             "", layout=widgets.Layout(width="100%", height="14em", display="none")
         )
         self.code_button.on_click(self._copy_code)
+        title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
         self._left = left = widgets.VBox(
             [
+                title,
                 self.form,
                 widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
                 self.progress,
                 self.status,
-                self.counts_text,
             ],
-            layout=widgets.Layout(width="460px", min_width="460px"),
+            layout=widgets.Layout(
+                flex="0 1 380px", min_width="280px", max_height="640px", overflow="auto"
+            ),
         )
+        left.add_class("procgen-controls")
         right = widgets.VBox(
-            [self.image, self.counts_image, self.report],
-            layout=widgets.Layout(width="490px", min_width="490px"),
+            [self.canvas, report_box],
+            layout=widgets.Layout(flex="1 1 420px", min_width="300px"),
         )
-        super().__init__([left, right])
+        super().__init__(
+            [left, right],
+            layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"),
+        )
         self.add_class("procgen-explore")
+        self._good: Params | None = None  # the values of the last cook that succeeded
         self._loop = CookLoop(self._cook, min_interval=min_interval)
         self.form.observe(self._changed, names="value")
         self.code_button.text = self.code()
@@ -169,32 +186,65 @@ class ExploreView(widgets.HBox):
         """Returns Python code that re-creates the current parameters and their cook."""
         return self.target.code(self.form.value)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        # the live widget, and a PNG of the first frame for where no kernel runs (a saved
+        # notebook, nbconvert, a static HTML export)
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return bundle
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        loop = self.__dict__.get("_loop")
+        if self.frame is None and loop is not None and not loop.idle:
+            loop.wait(STATIC_WAIT_S)
+        if self.frame is not None:
+            png = _render.tracks_png(self.frame, max_envs=self.max_envs)
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        return bundle
+
     def close(self) -> None:
         """Stops the cook thread and closes the widgets."""
         loop = self.__dict__.get("_loop")
         if loop is not None:
             loop.close()
-        for name in ("form", "image", "counts_image", "counts_text", "report"):
+        for name in ("form", "canvas", "report"):
             w = self.__dict__.get(name)
             if w is not None:
                 w.close()
         super().close()
 
     # -- internals ----------------------------------------------------------------------
+    def _make_form(self) -> ParamsForm:
+        t = self.target
+        return ParamsForm(t.initial, group=t.group, sections=t.sections(), kernel=t.kernel_keys())
+
     def _swap_form(self) -> None:
         """Shows a new form for the target's parameters (a cook found new ones)."""
-        old, new = (
-            self.form,
-            ParamsForm(self.target.initial, title=self.target.name, group=self.target.group),
-        )
+        old, new = self.form, self._make_form()
         old.unobserve(self._changed, names="value")
+        with new.hold_trait_notifications():
+            new.value = new.value.replace(
+                **{k: v for k, v in old.value.to_dict().items() if k in new.controls}
+            )
         new.observe(self._changed, names="value")
         self.form = new
-        self._left.children = (new, *self._left.children[1:])
+        self._left.children = (self._left.children[0], new, *self._left.children[2:])
         self.code_button.text = self.code()
 
     def _changed(self, change: dict[str, Any]) -> None:
+        if change["new"] == change["old"] or getattr(self, "_reverting", False):
+            return
         self.code_button.text = self.code()  # what a click in the browser copies
+        problem = self.target.check(change["new"])
+        if problem is not None:
+            name, text = problem
+            changed = _changed_fields(change["old"], change["new"])
+            where = next((n for n in changed if n == name), changed[0] if changed else name)
+            self.form.show_message(where, text)
+            self.canvas.grey(f"not cooked: {text}")
+            self.status.value = (
+                f"<span style='color:#b00020'>not cooked: {html.escape(text)}</span>"
+            )
+            return
         self._loop.request(change["new"])
 
     def _copy_code(self, _button: Any = None) -> None:
@@ -213,6 +263,45 @@ class ExploreView(widgets.HBox):
         self.progress.value = max(0.0, min(1.0, fraction))
         self.status.value = f"<span>{html.escape(text)}…</span>"
 
+    def _failed(self, params: Params, exc: BaseException) -> None:
+        kind = "" if isinstance(exc, ProcgenError) else f"{type(exc).__name__}: "
+        self.error = f"{kind}{exc}"
+        base = self._good if self._good is not None else self.target.initial
+        changed = _changed_fields(base, params)
+        values = params.to_dict()
+        if changed:
+            name = changed[0]
+            ctl = self.form.controls.get(name)
+            label = label_of(ctl.field, readable(name)) if ctl is not None else name
+            said = ", ".join(
+                f"{label_of(self.form.controls[n].field, readable(n))} = {values[n]!r}"
+                for n in changed
+                if n in self.form.controls
+            )
+            text = f"{said}: did not cook ({self.error}); back to the value in effect"
+            self.form.show_message(name, text)
+            overlay = f"{label} = {values[name]!r} did not cook: {self.error}"
+        else:
+            text = overlay = f"did not cook: {self.error}"
+            self.form.error = text
+        self.canvas.grey(overlay)
+        self.status.value = (
+            f"<span style='color:#b00020'>cook failed: {html.escape(self.error)}</span>"
+        )
+        # the controls go back to the values in effect (those the picture shows), unless
+        # the person moved them again meanwhile: the next valid edit cooks from there
+        if self._good is not None and changed:
+            now = self.form.value.to_dict()
+            good = self._good.to_dict()
+            back = {n: good[n] for n in changed if n in now and now[n] == values[n]}
+            if back:
+                self._reverting = True
+                try:
+                    self.form.value = self.form.value.replace(**back)
+                finally:
+                    self._reverting = False
+                self.code_button.text = self.code()
+
     def _cook(self, params: Params) -> None:
         self.progress.value = 0.0
         self.progress.layout.visibility = "visible"
@@ -220,18 +309,16 @@ class ExploreView(widgets.HBox):
         try:
             frame = self.target.cook(params, self._progress)
             self._progress(0.95, "drawing")
-            self.image.value = _render.tracks_png(frame, max_envs=self.max_envs)
-            self.counts_image.value = _render.counts_png(frame)
-            self.counts_text.value = _render.counts_html(frame)
+            self.canvas.show(
+                frame, reason_labels=self.target.reason_labels(), width=self.target.width(params)
+            )
             self.report.value = _render.report_html(frame)
         except Exception as exc:  # shown in the view, never raised into the notebook
-            kind = "" if isinstance(exc, ProcgenError) else f"{type(exc).__name__}: "
-            self.error = f"{kind}{exc}"
-            self.status.value = (
-                f"<span style='color:#b00020'>cook failed: {html.escape(self.error)}</span>"
-            )
+            self._failed(params, exc)
         else:
             self.error = ""
+            self.form.clear_messages()
+            self._good = params
             self.frame = frame
             if self.target.refresh():
                 self._swap_form()
@@ -245,12 +332,17 @@ class ExploreView(widgets.HBox):
             self.cooks += 1
 
 
+def _changed_fields(old: Params, new: Params) -> list[str]:
+    a, b = old.to_dict(), new.to_dict()
+    return [k for k in b if a.get(k) != b[k]]
+
+
 def explore(
     target: Any,
     *,
     params: type[Params] | Params | None = None,
-    min_interval: float = 0.25,
-    max_envs: int = 36,
+    min_interval: float = 0.0,
+    max_envs: int = 64,
     **options: Any,
 ) -> ExploreView:
     """Returns a live view of ``target``: its controls beside what it cooks.

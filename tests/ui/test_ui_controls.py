@@ -56,7 +56,10 @@ def test_slider_spans_soft_bounds_and_starts_at_the_value():
     form = params_form(Knobs(jitter=0.3))
     s = form.widget("jitter")
     assert (s.min, s.max, s.value) == (0.0, 0.5, 0.3)
-    assert s.step == pytest.approx(0.005)
+    # exact: the value lies on the slider's grid, and the readout writes it as it is
+    k = (s.value - s.min) / s.step
+    assert abs(k - round(k)) < 1e-9 and (s.max - s.min) / s.step >= 100
+    assert format(0.3, s.readout_format.replace("f", "f")) == "0.300"
     lobes = form.widget("lobes")
     assert (lobes.min, lobes.max, lobes.step) == (3, 12, 1)
 
@@ -71,10 +74,10 @@ def test_value_outside_soft_bounds_widens_the_slider():
 def test_tooltip_and_unit_in_label():
     form = params_form(Knobs)
     s = form.widget("jitter")
-    assert s.tooltip == "radius jitter"
+    assert s.tooltip == "jitter — radius jitter — accepted: [0.0, 1.0]"
     assert s.description == "jitter [m]"
     assert form.widget("lobes").description == "lobes"
-    head = form.controls["center"].box.children[0]
+    head = form.controls["center"].box.children[0].children[0]
     assert head.value == "center [m]"
     assert [w.description for w in form.controls["center"].widgets] == ["x", "y"]
 
@@ -134,3 +137,82 @@ def test_any_declaration_gets_a_control_that_round_trips(specs):
         assert control_class(cls.fields()[f"f{i}"]) is want
         assert w.value == cls.fields()[f"f{i}"].default
     assert form.value == cls()
+
+
+def _sections(form):
+    """(title, open) of the form's collapsible sections, outermost first."""
+    out = []
+    for c in form.children:
+        if isinstance(c, widgets.Accordion):
+            out.append((c.titles[0], c.selected_index == 0))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        (Field(0.2, bounds=(0.01, 0.5)), 0.2),  # the issue: 0.2 shown as 0.1981
+        (Field(0.9, bounds=(0.0, 2.0), soft=(0.05, 0.95)), 0.9),  # 0.9 shown as 0.9025
+        (Field(1.0, bounds=(0.0, 2.0), soft=(0.2, 1.2)), 1.0),
+        (Field(0.5, bounds=(0.0, 1.0), step=0.03), 0.5),  # a declared step off the value
+        (Field(0.1, bounds=(0.0, 1.0)), 0.123456),  # a set value with more decimals
+    ],
+)
+def test_a_float_slider_holds_its_value_on_its_grid(field, value):
+    """Reference: a slider (like noUiSlider) shows min + k * step; the value must be one."""
+    cls = params_class("G", {"x": field}, "g")
+    form = params_form(cls(x=value))
+    w = form.widget("x")
+    k = round((value - w.min) / w.step)
+    assert abs(w.min + k * w.step - value) < w.step * 1e-6
+    assert float(format(value, w.readout_format)) == value
+    lo, hi = field.soft or field.bounds
+    d = field.default
+    for v in (lo, hi, d):  # the soft ends and the default lie on the grid too
+        assert abs(round((v - w.min) / w.step) * w.step + w.min - v) < w.step * 1e-6
+
+
+def test_the_browser_showing_a_value_is_not_an_edit():
+    """A slider that sends back its value on its grid (0.2 as 0.20000000000000004, or a
+    value rounded to the step) changes nothing and reports nothing; a real move does."""
+    cls = params_class("G", {"x": Field(0.2, bounds=(0.01, 0.5))}, "g")
+    form = params_form(cls)
+    seen = []
+    form.observe(lambda c: seen.append(c["new"].x), names="value")
+    w = form.widget("x")
+    w.value = 0.1 + 0.1 + 1e-12
+    w.value = 0.20000000000000004
+    assert seen == [] and form.value.x == 0.2
+    w.value = 0.2 + w.step  # one step: an edit, rounded to the slider's decimals
+    assert seen == [round(0.2 + w.step, 6)] and repr(form.value.x) in ("0.201", "0.21")
+
+
+def test_labels_are_words_and_sections_fold():
+    cls = params_class(
+        "G",
+        {
+            "keep.min_radius": Field(0.2, bounds=(0.0, 1.0), unit="m", doc="smallest radius"),
+            "keep.inside.SHAPE": Field("disk", choices=["disk", "ring"]),
+            "src.n": Field(3, bounds=(0, 10)),
+        },
+        "g",
+    )
+    form = params_form(cls, group=True)
+    assert form.widget("keep.min_radius").description == "min radius [m]"
+    assert form.widget("keep.inside.SHAPE").description == "inside · SHAPE"
+    assert _sections(form) == [("keep", True), ("src", True)]
+    form = params_form(cls, group=True, kernel={"keep.inside.SHAPE"})
+    keep = form.children[0].children[0]
+    inner = [c for c in keep.children if isinstance(c, widgets.Accordion)]
+    assert [(a.titles[0].split(" (")[0], a.selected_index) for a in inner] == [
+        ("kernel parameters", None)
+    ]
+
+
+def test_a_refused_value_is_explained_under_its_control():
+    form = params_form(Knobs)
+    form.widget("count").value = -2
+    msg = form.controls["count"].message.value
+    assert "count: -2 is not accepted; accepted: " in msg and form.value.count == 4
+    form.widget("count").value = 5
+    assert form.controls["count"].message.value == "" and form.value.count == 5

@@ -37,13 +37,17 @@ def test_first_cook_draws_and_counts(view):
     frame = view.wait(30)
     assert view.error == ""
     assert frame is view.frame and view.cooks == 1
-    assert bytes(view.image.value).startswith(PNG)
-    assert bytes(view.counts_image.value).startswith(PNG)
+    # the canvas got the tracks as float32 bytes: the reference's own tracks, bit for bit
+    ref = fake_tracks(FakeParams())
+    got = np.frombuffer(view.canvas.tracks, dtype="<f4").reshape(9, 64, 2)
+    np.testing.assert_array_equal(got, ref["xy"].astype(np.float32))
+    np.testing.assert_array_equal(np.frombuffer(view.canvas.valid, dtype="<i4"), ref["valid"])
+    assert view.canvas.seq == 1 and not view.canvas.stale
     assert frame.counts["envs"] == 9
     assert frame.counts["points per env"] == 64
     assert frame.counts["valid envs"] == _expected_valid(FakeParams())
     assert frame.counts["controls kept"] == 9 * 5
-    assert ">valid envs</td>" in view.counts_text.value
+    assert ["valid envs", _expected_valid(FakeParams())] in view.canvas.counts
     assert "fake_tracks" in view.report.value and "launches" in view.report.value
     assert view.progress.layout.visibility == "hidden"
     assert "cooked in" in view.status.value
@@ -51,7 +55,7 @@ def test_first_cook_draws_and_counts(view):
 
 def test_moving_a_slider_cooks_and_updates_counts_and_image(view):
     view.wait(30)
-    before_png, before = view.image.value, view.counts
+    before_seq, before = view.canvas.seq, view.counts
     view.form.widget("min_radius").value = 0.9
     view.form.widget("jitter").value = 0.8
     frame = view.wait(30)
@@ -59,7 +63,9 @@ def test_moving_a_slider_cooks_and_updates_counts_and_image(view):
     assert view.value == p
     assert frame.counts["valid envs"] == _expected_valid(p)
     assert frame.counts["valid envs"] < before["valid envs"]
-    assert view.image.value != before_png
+    assert view.canvas.seq > before_seq
+    got = np.frombuffer(view.canvas.tracks, dtype="<f4").reshape(9, 64, 2)
+    np.testing.assert_array_equal(got, fake_tracks(p)["xy"].astype(np.float32))
     view.set(num_envs=4, lobes=7)
     frame = view.wait(30)
     assert frame.counts["envs"] == 4 and frame.counts["controls kept"] == 28
@@ -150,15 +156,24 @@ def test_a_failed_cook_shows_its_message_and_keeps_the_last_frame():
     v = explore(flaky, params=Slow, min_interval=0.0)
     try:
         good = v.wait(30)
-        png = v.image.value
-        v.set(n=3)
+        drawn = bytes(v.canvas.tracks)
+        v.form.widget("n").value = 3
         assert v.wait(30) is good
         assert v.error == "graph 'x': node 'n' failed in op device.kernel: boom"
         assert "cook failed" in v.status.value and "boom" in v.status.value
-        assert v.image.value == png
+        # the last picture stays, greyed, and says which control and value failed
+        assert bytes(v.canvas.tracks) == drawn and v.canvas.stale
+        assert "n = 3 did not cook" in v.canvas.message
+        # the message sits under the control that was changed, which goes back to the
+        # value in effect (no cook for that)
+        msg = v.form.controls["n"].message.value
+        assert "n = 3" in msg and "boom" in msg
+        assert v.value.n == 1 and v.form.widget("n").value == 1
+        assert v.cooks == 2
         v.set(n=4)
         v.wait(30)
         assert v.error == "" and v.frame.tracks[0, 0, 0] == 4
+        assert not v.canvas.stale and v.form.controls["n"].message.value == ""
     finally:
         v.close()
 
@@ -170,7 +185,7 @@ def test_cook_now_and_a_target_instance():
         assert v.frame is None and v.counts == {}
         frame = v.cook_now(30)
         assert frame.counts["envs"] == 2
-        assert "<b>fake</b>" in v.form.children[0].value
+        assert "<b>fake</b>" in v._left.children[0].value
     finally:
         v.close()
 
@@ -214,11 +229,16 @@ def test_explore_a_graph_counts_what_numpy_counts():
         assert frame.points["kept"].shape == (inside(2000, 7, 0.6), 2)
         assert [r.name for r in frame.report] == ["points", "keep", "kept", "offsets"]
         assert frame.report[1].launches >= 2
-        png = v.image.value
+        seq = v.canvas.seq
         v.form.widget("keep.radius").value = 0.3
         frame = v.wait(60)
         assert frame.counts["kept"] == inside(2000, 7, 0.3)
-        assert v.image.value != png
+        assert v.canvas.seq == seq + 1
+        sizes = np.frombuffer(v.canvas.cloud_sizes, dtype="<i4")
+        assert dict(zip(v.canvas.cloud_labels, sizes.tolist())) == {
+            "points": 2000,
+            "kept": inside(2000, 7, 0.3),
+        }
         reused = {r.name: r.reused for r in frame.report}
         assert reused == {"points": True, "keep": False, "kept": False, "offsets": False}
         assert "graph.cook(params=params)" in v.code() and "'keep.radius': 0.3" in v.code()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipywidgets as widgets
 import numpy as np
 import pytest
 
@@ -29,9 +30,22 @@ def test_a_gate_generator_name_explores_a_course(arc):
     names = list(arc.form.controls)
     assert names[:3] == ["track.lobes", "track.radius_jitter", "track.min_radius"]
     assert "gates.spacing" in names and "course.track_width" in names
-    heads = [c.value for c in arc.form.children if "<b>" in str(getattr(c, "value", ""))]
-    assert heads[1:] == ["<b>track</b>", "<b>gates</b>", "<b>course</b>"]
-    assert arc.form.widget("course.track_width").description == "track_width [world]"
+    heads = [c.titles[0] for c in arc.form.children if isinstance(c, widgets.Accordion)]
+    assert heads == ["centerline (polar)", "gates (arc_length)", "course"]
+    assert arc.form.widget("course.track_width").description == "track width [world]"
+
+
+def test_max_gates_below_the_capacity_is_explained_before_cooking(arc):
+    cooks = arc.cooks
+    arc.form.widget("course.max_gates").value = 10  # arc_length may place max_count = 24
+    arc.wait(60)
+    assert arc.cooks == cooks  # nothing cooked
+    msg = arc.form.controls["course.max_gates"].message.value
+    assert "max gates: 10 is below the 24 gates" in msg and "accepted: 24 or more" in msg
+    assert arc.canvas.stale
+    arc.form.widget("course.max_gates").value = 32
+    arc.wait(120)
+    assert arc.cooks == cooks + 1 and arc.error == "" and not arc.canvas.stale
 
 
 def test_course_counts_and_gates_match_build(arc):

@@ -43,7 +43,8 @@ def test_polar_controls(polar):
     assert isinstance(f.widget("seed"), widgets.IntText)
     assert isinstance(f.widget("epoch"), widgets.IntText)
     assert isinstance(f.widget("num_envs"), widgets.IntSlider)
-    assert f.widget("lobes").tooltip == "control radii around the turn"
+    assert f.widget("lobes").tooltip.startswith("lobes — control radii around the turn")
+    assert f.widget("radius_jitter").description == "radius jitter"
 
 
 def test_polar_first_cook_matches_presets(polar):
@@ -60,7 +61,7 @@ def test_polar_first_cook_matches_presets(polar):
 
 
 def test_polar_slider_follows(polar):
-    png = bytes(polar.image.value)
+    seq = polar.canvas.seq
     polar.form.widget("lobes").value = 5
     polar.form.widget("radius_jitter").value = 0.9
     frame = polar.wait(120)
@@ -68,7 +69,10 @@ def test_polar_slider_follows(polar):
     xy, valid, reason = _reference(num_envs=9, num_points=64, seed=0, lobes=5, radius_jitter=0.9)
     np.testing.assert_array_equal(frame.tracks, xy)
     assert frame.counts["valid envs"] == int(np.count_nonzero(valid))
-    assert bytes(polar.image.value) != png
+    assert polar.canvas.seq > seq
+    got = np.frombuffer(polar.canvas.tracks, dtype="<f4").reshape(9, 64, 2)
+    np.testing.assert_array_equal(got, xy.astype(np.float32))
+    np.testing.assert_array_equal(np.frombuffer(polar.canvas.reasons, dtype="<i4"), reason)
 
 
 def test_polar_validity_updates_in_place_and_epoch_reuses(polar):

@@ -1,0 +1,219 @@
+"""``TrackCanvas``: envs, gates and counts drawn in the browser (an anywidget, Canvas 2D).
+
+Its front end is ``widgets/track_canvas/track_canvas.js``. One cook is one message: the
+centerlines, validity, per-env reasons and metrics, gates and point clouds travel as binary
+buffers (float32 / int32 bytes, no PNG, no JSON lists), the counts beside them in the same
+state update (``hold_sync``). The front end draws a grid of small multiples at the device
+pixel ratio (env index, valid/invalid colour, start and direction, numbered gates), shows
+an env's metrics on hover, draws one env large on click (drag pans, the wheel zooms,
+Escape goes back), and sizes itself to its container. It sends nothing back to the kernel.
+
+``env_metrics`` computes what the hover shows with NumPy: length, smallest turn radius
+(circumradius of three consecutive points) and clearance (smallest distance between two
+points more than ``pi * width / 2`` apart along the track, the validity stage's rule).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import anywidget
+import numpy as np
+import traitlets
+
+from .clipboard import _asset
+from .frame import Frame
+
+#: used for the clearance when the target has no track width.
+DEFAULT_WIDTH = 0.1
+#: the most points per env the clearance is measured on (a subsample keeps it O(N^2) small).
+_CLEARANCE_POINTS = 128
+
+
+def _f32(a: Any) -> bytes:
+    return np.ascontiguousarray(np.asarray(a, dtype=np.float32)).tobytes()
+
+
+def _i32(a: Any) -> bytes:
+    return np.ascontiguousarray(np.asarray(a, dtype=np.int32)).tobytes()
+
+
+def env_metrics(tracks: np.ndarray, width: float = DEFAULT_WIDTH) -> np.ndarray:
+    """Returns ``[E, 3]``: length, smallest turn radius and clearance of closed tracks.
+
+    Args:
+        tracks: ``[E, N, 2]`` closed centerlines (the last point joins the first).
+        width: the track width of the clearance rule (pairs more than ``pi * width / 2``
+            apart along the track count).
+
+    NaN stands for a metric an env does not have (fewer than 3 finite points, no pair far
+    enough apart along the track).
+    """
+    t = np.asarray(tracks, dtype=np.float64)
+    if t.ndim != 3 or t.shape[1] == 0:
+        return np.zeros((0 if t.ndim != 3 else t.shape[0], 3))
+    e, n = t.shape[:2]
+    nxt = np.roll(t, -1, axis=1)
+    seg = np.linalg.norm(nxt - t, axis=-1)
+    length = np.nansum(seg, axis=1)
+    out = np.full((e, 3), np.nan)
+    out[:, 0] = length
+    if n >= 3:
+        prv = np.roll(t, 1, axis=1)
+        a = np.linalg.norm(t - prv, axis=-1)
+        b = seg
+        c = np.linalg.norm(nxt - prv, axis=-1)
+        u, v = t - prv, nxt - t
+        cross = np.abs(u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            radius = np.where(cross > 0, a * b * c / (2.0 * cross), np.inf)
+        radius = np.where(np.isfinite(t).all(axis=-1), radius, np.nan)
+        with np.errstate(invalid="ignore"):
+            out[:, 1] = np.nanmin(np.where(np.isnan(radius), np.inf, radius), axis=1)
+        out[~np.isfinite(out[:, 1]), 1] = np.nan
+    stride = max(1, math.ceil(n / _CLEARANCE_POINTS))
+    idx = np.arange(0, n, stride)
+    arc = np.concatenate([np.zeros((e, 1)), np.cumsum(seg, axis=1)[:, :-1]], axis=1)[:, idx]
+    pts = t[:, idx]
+    along = np.abs(arc[:, :, None] - arc[:, None, :])
+    along = np.minimum(along, length[:, None, None] - along)
+    dist = np.linalg.norm(pts[:, :, None, :] - pts[:, None, :, :], axis=-1)
+    far = along > math.pi * width / 2
+    with np.errstate(invalid="ignore"):
+        masked = np.where(far & np.isfinite(dist), dist, np.inf)
+    clear = masked.reshape(e, -1).min(axis=1) if masked.size else np.full(e, np.inf)
+    out[:, 2] = np.where(np.isfinite(clear), clear, np.nan)
+    return out
+
+
+class TrackCanvas(anywidget.AnyWidget):
+    """The browser-side picture of one cook: a grid of envs, gates, hover metrics, counts.
+
+    Attributes (synced; the arrays are little-endian float32/int32 bytes):
+        envs, points, slots: E, N and gate slots per env of the arrays below.
+        shown: how many envs the grid draws (the first ``shown``; a note says when fewer
+            than ``envs``).
+        tracks: ``[E, N, 2]`` float32. valid: ``[E]`` int32. reasons: ``[E]`` int32 bits.
+        metrics: ``[E, 3]`` float32 (length, smallest turn radius, clearance).
+        gates: ``[E, G, 2]`` float32. gate_count: ``[E]`` int32. gate_heading: ``[E, G]``
+            float32 or empty.
+        cloud: ``[M, 2]`` float32 point clouds one after the other; cloud_sizes ``[K]`` int32;
+            cloud_labels their names.
+        counts: ``[[label, value], ...]`` in order (the table beside the grid).
+        reason_labels: bit -> text of the reasons.
+        seq: the number of the cook drawn (the front end writes it to ``data-seq`` once
+            drawn). stale: True after a failed cook (the picture greys). message: what the
+            overlay says while stale. cook_ms, sent_ms: the cook's time and when it was
+            sent (ms since the epoch), for the latency split.
+    """
+
+    _esm = _asset("track_canvas/track_canvas.js")
+    _css = _asset("track_canvas/track_canvas.css")
+    envs = traitlets.Int(0).tag(sync=True)
+    points = traitlets.Int(0).tag(sync=True)
+    slots = traitlets.Int(0).tag(sync=True)
+    shown = traitlets.Int(0).tag(sync=True)
+    tracks = traitlets.Bytes(b"").tag(sync=True)
+    valid = traitlets.Bytes(b"").tag(sync=True)
+    reasons = traitlets.Bytes(b"").tag(sync=True)
+    metrics = traitlets.Bytes(b"").tag(sync=True)
+    gates = traitlets.Bytes(b"").tag(sync=True)
+    gate_count = traitlets.Bytes(b"").tag(sync=True)
+    gate_heading = traitlets.Bytes(b"").tag(sync=True)
+    cloud = traitlets.Bytes(b"").tag(sync=True)
+    cloud_sizes = traitlets.Bytes(b"").tag(sync=True)
+    cloud_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    counts = traitlets.List().tag(sync=True)
+    reason_labels = traitlets.Dict().tag(sync=True)
+    seq = traitlets.Int(0).tag(sync=True)
+    stale = traitlets.Bool(False).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    cook_ms = traitlets.Float(0.0).tag(sync=True)
+    sent_ms = traitlets.Float(0.0).tag(sync=True)
+    track_width = traitlets.Float(0.0).tag(sync=True)
+
+    def __init__(self, *, max_envs: int = 64, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.max_envs = max_envs
+
+    def __repr__(self) -> str:
+        return f"TrackCanvas(envs={self.envs}, shown={self.shown})"
+
+    def show(
+        self,
+        frame: Frame,
+        *,
+        reason_labels: dict[int, str] | None = None,
+        width: float | None = None,
+    ) -> None:
+        """Sends ``frame`` to the browser in one message (and clears ``stale``)."""
+        state: dict[str, Any] = {}
+        if frame.tracks is not None:
+            t = np.asarray(frame.tracks[..., :2], dtype=np.float32)
+            e, n = t.shape[:2]
+            valid = frame.valid if frame.valid is not None else np.ones(e)
+            reasons = frame.reasons if frame.reasons is not None else np.zeros(e)
+            w = width if width and width > 0 else DEFAULT_WIDTH
+            state.update(
+                envs=e,
+                points=n,
+                tracks=_f32(t),
+                valid=_i32(valid),
+                reasons=_i32(reasons),
+                metrics=_f32(env_metrics(t, w)),
+            )
+        else:
+            e = len(frame.gates.count) if frame.gates is not None else 0
+            state.update(
+                envs=e, points=0, tracks=b"", valid=_i32(np.ones(e)), reasons=_i32(np.zeros(e))
+            )
+            state["metrics"] = _f32(np.full((e, 3), np.nan))
+        if frame.gates is not None:
+            g = frame.gates
+            pos = np.asarray(g.positions[..., :2], dtype=np.float32)
+            state.update(
+                slots=pos.shape[1],
+                gates=_f32(pos),
+                gate_count=_i32(np.minimum(g.count, pos.shape[1])),
+                gate_heading=b"" if g.heading is None else _f32(g.heading),
+            )
+        else:
+            state.update(slots=0, gates=b"", gate_count=b"", gate_heading=b"")
+        labels, sizes, chunks = [], [], []
+        for k, v in frame.points.items():
+            labels.append(k)
+            sizes.append(len(v))
+            chunks.append(np.asarray(v, dtype=np.float32).reshape(-1, 2))
+        state.update(
+            cloud=_f32(np.concatenate(chunks)) if chunks else b"",
+            cloud_sizes=_i32(sizes),
+            cloud_labels=labels,
+        )
+        state["shown"] = min(state["envs"], self.max_envs)
+        state["counts"] = [[k, _plain(v)] for k, v in frame.counts.items()]
+        state["reason_labels"] = {str(b): t for b, t in (reason_labels or {}).items()}
+        state["track_width"] = float(width or 0.0)
+        state.update(
+            stale=False,
+            message="",
+            cook_ms=float(frame.elapsed_ms),
+            sent_ms=time.time() * 1e3,
+            seq=self.seq + 1,
+        )
+        with self.hold_sync():
+            for k, v in state.items():
+                setattr(self, k, v)
+
+    def grey(self, message: str) -> None:
+        """Greys the picture shown and overlays ``message`` (a failed cook)."""
+        with self.hold_sync():
+            self.stale = True
+            self.message = message
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return v

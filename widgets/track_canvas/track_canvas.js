@@ -1,0 +1,491 @@
+// TrackCanvas: the envs of one cook drawn with Canvas 2D, from binary buffers.
+// One cook is one state update (seq moves last); the grid of small multiples, the gates,
+// the counts table and the hover metrics all come from it. Click an env: it is drawn large
+// (drag pans, the wheel zooms, Escape or "all envs" goes back). Nothing is sent back.
+const VALID = "#2a9d4b";
+const INVALID = "#d1495b";
+const GATE = "#1d5fa8";
+const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#555555"];
+const MAX_HEIGHT = 560;
+
+function bytesOf(v) {
+  if (!v) return null;
+  if (v instanceof ArrayBuffer) return v;
+  if (ArrayBuffer.isView(v)) return v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
+  return null;
+}
+function f32(v) {
+  const b = bytesOf(v);
+  return b && b.byteLength ? new Float32Array(b) : new Float32Array(0);
+}
+function i32(v) {
+  const b = bytesOf(v);
+  return b && b.byteLength ? new Int32Array(b) : new Int32Array(0);
+}
+function fmt(x, digits = 3) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  if (typeof x === "string") return x;
+  if (Number.isInteger(x)) return String(x);
+  return Number(x).toPrecision(digits);
+}
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function render({ model, el: root }) {
+  root.classList.add("procgen-canvas");
+  const main = el("div", "pc-main");
+  const head = el("div", "pc-head");
+  const title = el("span", "pc-title");
+  const back = el("button", "pc-back jupyter-button", "← all envs");
+  back.style.display = "none";
+  const legend = el("span", "pc-legend");
+  legend.innerHTML =
+    `<span><i style="background:${VALID}"></i>valid</span>` +
+    `<span><i style="background:${INVALID}"></i>invalid</span>` +
+    `<span><i style="background:${GATE}"></i>gate (number: order)</span>` +
+    `<span><b>●</b> start, <b>→</b> direction</span>`;
+  head.append(back, title, legend);
+  const wrap = el("div", "pc-wrap");
+  const canvas = el("canvas", "pc-canvas");
+  canvas.tabIndex = 0;
+  const overlay = el("div", "pc-overlay");
+  const tip = el("div", "pc-tip");
+  wrap.append(canvas, overlay, tip);
+  const note = el("div", "pc-note");
+  main.append(head, wrap, note);
+  const side = el("div", "pc-side");
+  const table = el("table", "pc-counts procgen-counts-text");
+  const barsLabel = el("label", "pc-bars-toggle");
+  const bars = el("input");
+  bars.type = "checkbox";
+  bars.checked = true;
+  barsLabel.append(bars, document.createTextNode(" bars"));
+  side.append(el("div", "pc-side-title", "counts"), table, barsLabel);
+  root.append(main, side);
+
+  let data = null; // what the last seq brought
+  let cells = null; // grid geometry
+  let zoom = null; // {env, scale, cx, cy} while one env is shown large
+  let drag = null;
+  const ctx = canvas.getContext("2d");
+
+  function read() {
+    const E = model.get("envs");
+    const N = model.get("points");
+    const G = model.get("slots");
+    data = {
+      E,
+      N,
+      G,
+      shown: Math.min(model.get("shown"), E),
+      tracks: f32(model.get("tracks")),
+      valid: i32(model.get("valid")),
+      reasons: i32(model.get("reasons")),
+      metrics: f32(model.get("metrics")),
+      gates: f32(model.get("gates")),
+      gateCount: i32(model.get("gate_count")),
+      heading: f32(model.get("gate_heading")),
+      cloud: f32(model.get("cloud")),
+      cloudSizes: i32(model.get("cloud_sizes")),
+      cloudLabels: model.get("cloud_labels") || [],
+      counts: model.get("counts") || [],
+      reasonLabels: model.get("reason_labels") || {},
+      width: model.get("track_width") || 0,
+    };
+    data.ext = extent();
+    if (zoom && zoom.env >= data.E) zoom = null;
+  }
+
+  // one scale for every env: the largest half-extent around each env's own centre
+  function extent() {
+    const { E, N, tracks, gates, G, gateCount } = data;
+    const centres = [];
+    let half = 0;
+    for (let e = 0; e < E; e++) {
+      let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+      const take = (x, y) => {
+        if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+        x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+      };
+      for (let i = 0; i < N; i++) take(tracks[(e * N + i) * 2], tracks[(e * N + i) * 2 + 1]);
+      const c = G ? Math.min(gateCount[e] || 0, G) : 0;
+      for (let k = 0; k < c; k++) take(gates[(e * G + k) * 2], gates[(e * G + k) * 2 + 1]);
+      if (x0 === Infinity) { centres.push([0, 0]); continue; }
+      centres.push([(x0 + x1) / 2, (y0 + y1) / 2]);
+      half = Math.max(half, (x1 - x0) / 2, (y1 - y0) / 2);
+    }
+    return { centres, half: half > 0 ? half : 1 };
+  }
+
+  function size() {
+    const w = Math.max(160, Math.floor(wrap.clientWidth || main.clientWidth || 400));
+    let h;
+    if (!data || (data.shown === 0 && data.cloud.length === 0)) h = 120;
+    else if (zoom || data.shown === 0) h = Math.min(w, MAX_HEIGHT);
+    else {
+      const cols = Math.ceil(Math.sqrt(data.shown));
+      const rows = Math.ceil(data.shown / cols);
+      const cell = Math.min(w / cols, MAX_HEIGHT / rows);
+      h = Math.ceil(cell * rows);
+    }
+    const dpr = window.devicePixelRatio || 1;
+    canvas.style.width = w + "px";
+    canvas.style.height = h + "px";
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return { w, h };
+  }
+
+  function reasonText(bits) {
+    if (!bits) return "";
+    const out = [];
+    for (const [b, t] of Object.entries(data.reasonLabels)) if (bits & Number(b)) out.push(t);
+    return out.length ? out.join(", ") : `reason bits ${bits}`;
+  }
+
+  // draws env e into the square (ox, oy, s) px with world half-extent `half` around (cx, cy)
+  function drawEnv(e, ox, oy, s, half, cx, cy, large) {
+    const { N, tracks, valid, G, gates, gateCount, heading } = data;
+    const k = (s / 2) / (half * 1.08);
+    const X = (x) => ox + s / 2 + (x - cx) * k;
+    const Y = (y) => oy + s / 2 - (y - cy) * k;
+    const ok = valid[e] !== 0;
+    ctx.strokeStyle = ok ? VALID : INVALID;
+    ctx.lineWidth = large ? 2 : 1.4;
+    ctx.beginPath();
+    let started = false;
+    for (let i = 0; i <= N; i++) {
+      const j = i % N;
+      const x = tracks[(e * N + j) * 2], y = tracks[(e * N + j) * 2 + 1];
+      if (!Number.isFinite(x) || !Number.isFinite(y)) { started = false; continue; }
+      if (!started) { ctx.moveTo(X(x), Y(y)); started = true; } else ctx.lineTo(X(x), Y(y));
+    }
+    ctx.stroke();
+    if (N >= 2) {
+      const x0 = tracks[e * N * 2], y0 = tracks[e * N * 2 + 1];
+      const j = Math.max(1, Math.floor(N / 24));
+      const x1 = tracks[(e * N + j) * 2], y1 = tracks[(e * N + j) * 2 + 1];
+      if (Number.isFinite(x0) && Number.isFinite(x1)) {
+        ctx.fillStyle = ok ? VALID : INVALID;
+        ctx.beginPath();
+        ctx.arc(X(x0), Y(y0), large ? 5 : 3, 0, 2 * Math.PI);
+        ctx.fill();
+        const dx = X(x1) - X(x0), dy = Y(y1) - Y(y0);
+        const len = Math.hypot(dx, dy) || 1;
+        const ux = dx / len, uy = dy / len, a = large ? 16 : 9;
+        const tx = X(x0) + ux * a, ty = Y(y0) + uy * a;
+        ctx.beginPath();
+        ctx.moveTo(X(x0), Y(y0));
+        ctx.lineTo(tx, ty);
+        ctx.moveTo(tx, ty);
+        ctx.lineTo(tx - ux * 5 - uy * 4, ty - uy * 5 + ux * 4);
+        ctx.moveTo(tx, ty);
+        ctx.lineTo(tx - ux * 5 + uy * 4, ty - uy * 5 - ux * 4);
+        ctx.lineWidth = large ? 2 : 1.2;
+        ctx.stroke();
+      }
+    }
+    if (G) {
+      const c = Math.min(gateCount[e] || 0, G);
+      const numbers = large || (s >= 110 && c <= 24);
+      ctx.font = `${large ? 13 : 11}px sans-serif`;
+      ctx.textBaseline = "middle";
+      for (let g = 0; g < c; g++) {
+        const x = gates[(e * G + g) * 2], y = gates[(e * G + g) * 2 + 1];
+        if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+        ctx.strokeStyle = GATE;
+        ctx.fillStyle = GATE;
+        const h = heading.length ? heading[e * G + g] : NaN;
+        if (Number.isFinite(h)) {
+          const w = Math.max(large ? 7 : 3.5, ((data.width || 0) / 2) * k);
+          const ax = -Math.sin(h) * w, ay = -Math.cos(h) * w; // across the track, y flipped
+          ctx.lineWidth = large ? 3 : 2;
+          ctx.beginPath();
+          ctx.moveTo(X(x) - ax, Y(y) - ay);
+          ctx.lineTo(X(x) + ax, Y(y) + ay);
+          ctx.stroke();
+        } else {
+          ctx.beginPath();
+          ctx.arc(X(x), Y(y), large ? 4 : 2.5, 0, 2 * Math.PI);
+          ctx.fill();
+        }
+        if (g === 0) {
+          ctx.lineWidth = 1.5;
+          ctx.strokeStyle = "#000";
+          ctx.beginPath();
+          ctx.arc(X(x), Y(y), large ? 9 : 5, 0, 2 * Math.PI);
+          ctx.stroke();
+        }
+        if (numbers) {
+          ctx.fillStyle = "rgba(255,255,255,0.85)";
+          const t = String(g), tw = ctx.measureText(t).width;
+          ctx.fillRect(X(x) + 5, Y(y) - 13, tw + 3, 13);
+          ctx.fillStyle = GATE;
+          ctx.fillText(t, X(x) + 6.5, Y(y) - 6.5);
+        }
+      }
+    }
+    return { X, Y, k };
+  }
+
+  function drawAxes(w, h, X, Y, k) {
+    // world ticks along the bottom and left edges of the large view
+    const span = w / k;
+    const step = Math.pow(10, Math.floor(Math.log10(span / 4)));
+    const nice = span / step > 10 ? step * 2 : step;
+    ctx.fillStyle = "#555";
+    ctx.strokeStyle = "#bbb";
+    ctx.lineWidth = 1;
+    ctx.font = "11px sans-serif";
+    ctx.textBaseline = "bottom";
+    const xw0 = (0 - X(0)) / k, xw1 = (w - X(0)) / k;
+    for (let v = Math.ceil(xw0 / nice) * nice; v <= xw1; v += nice) {
+      const px = X(v);
+      ctx.beginPath(); ctx.moveTo(px, h); ctx.lineTo(px, h - 5); ctx.stroke();
+      ctx.fillText(fmt(Number(v.toFixed(6)), 3), px + 2, h - 6);
+    }
+    const yw0 = (Y(0) - h) / k, yw1 = Y(0) / k;
+    ctx.textBaseline = "middle";
+    for (let v = Math.ceil(yw0 / nice) * nice; v <= yw1; v += nice) {
+      const py = Y(v);
+      ctx.beginPath(); ctx.moveTo(0, py); ctx.lineTo(5, py); ctx.stroke();
+      ctx.fillText(fmt(Number(v.toFixed(6)), 3), 7, py);
+    }
+  }
+
+  function drawClouds(w, h) {
+    const { cloud, cloudSizes, cloudLabels } = data;
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (let i = 0; i < cloud.length; i += 2) {
+      const x = cloud[i], y = cloud[i + 1];
+      if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+      x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+    }
+    if (x0 === Infinity) return;
+    const half = Math.max(x1 - x0, y1 - y0) / 2 || 1;
+    const s = Math.min(w, h);
+    const k = (s / 2) / (half * 1.05);
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    let off = 0;
+    ctx.font = "12px sans-serif";
+    ctx.textBaseline = "top";
+    cloudSizes.forEach((n, c) => {
+      ctx.fillStyle = CLOUD_COLORS[c % CLOUD_COLORS.length];
+      const r = c === 0 && cloudSizes.length > 1 ? 1.2 : 1.8;
+      for (let i = off; i < off + n; i++) {
+        const x = cloud[i * 2], y = cloud[i * 2 + 1];
+        if (!Number.isFinite(x)) continue;
+        ctx.fillRect(w / 2 + (x - cx) * k - r, h / 2 - (y - cy) * k - r, 2 * r, 2 * r);
+      }
+      ctx.fillRect(8, 8 + c * 16, 10, 10);
+      ctx.fillStyle = "#222";
+      ctx.fillText(`${cloudLabels[c]} (${n})`, 22, 7 + c * 16);
+      off += n;
+    });
+  }
+
+  function draw() {
+    const t0 = performance.now();
+    const { w, h } = size();
+    ctx.clearRect(0, 0, w, h);
+    cells = null;
+    if (!data) return 0;
+    if (zoom) {
+      const { centres, half } = data.ext;
+      const [cx0, cy0] = centres[zoom.env];
+      const s = Math.min(w, h);
+      const ox = (w - s) / 2 + zoom.px, oy = (h - s) / 2 + zoom.py;
+      const { X, Y, k } = drawEnv(zoom.env, ox, oy, s, half / zoom.scale, cx0, cy0, true);
+      drawAxes(w, h, X, Y, k);
+      title.textContent = `env ${zoom.env} (drag to pan, wheel to zoom, Escape to go back)`;
+    } else if (data.shown > 0) {
+      const cols = Math.ceil(Math.sqrt(data.shown));
+      const cell = Math.min(w / cols, h / Math.ceil(data.shown / cols));
+      cells = { cols, cell };
+      const { centres, half } = data.ext;
+      ctx.font = "11px sans-serif";
+      for (let e = 0; e < data.shown; e++) {
+        const ox = (e % cols) * cell, oy = Math.floor(e / cols) * cell;
+        ctx.strokeStyle = "#e4e4e4";
+        ctx.lineWidth = 1;
+        ctx.strokeRect(ox + 0.5, oy + 0.5, cell - 1, cell - 1);
+        drawEnv(e, ox + 2, oy + 2, cell - 4, half, centres[e][0], centres[e][1], false);
+        ctx.fillStyle = data.valid[e] ? "#333" : INVALID;
+        ctx.textBaseline = "top";
+        ctx.font = "11px sans-serif";
+        ctx.fillText(String(e), ox + 4, oy + 3);
+      }
+      title.textContent = "hover an env for its metrics, click to enlarge";
+    } else if (data.cloud.length) {
+      drawClouds(w, h);
+      title.textContent = "point clouds";
+    } else {
+      ctx.fillStyle = "#777";
+      ctx.font = "13px sans-serif";
+      ctx.textBaseline = "middle";
+      ctx.fillText("nothing to draw yet", 12, h / 2);
+      title.textContent = "";
+    }
+    back.style.display = zoom ? "" : "none";
+    const dt = performance.now() - t0;
+    return dt;
+  }
+
+  function showCounts() {
+    table.textContent = "";
+    const rows = data ? data.counts : [];
+    const nums = rows.map(([, v]) => (typeof v === "number" && v > 0 ? v : 0));
+    const max = Math.max(1, ...nums);
+    rows.forEach(([k, v], i) => {
+      const tr = el("tr");
+      const bar = el("td", "pc-bar");
+      if (bars.checked && nums[i] > 0) {
+        const b = el("span");
+        b.style.width = `${Math.max(2, (60 * nums[i]) / max)}px`;
+        bar.append(b);
+      }
+      tr.append(el("td", "pc-label", k), el("td", "pc-value", fmt(v, 4)), bar);
+      table.append(tr);
+    });
+  }
+
+  function showNote() {
+    if (!data) return;
+    const parts = [];
+    if (data.shown < data.E) parts.push(`showing the first ${data.shown} of ${data.E} envs`);
+    note.textContent = parts.join(" · ");
+  }
+
+  function stale() {
+    const s = model.get("stale");
+    root.classList.toggle("pc-stale", s);
+    overlay.textContent = s ? model.get("message") : "";
+    overlay.style.display = s && model.get("message") ? "" : "none";
+  }
+
+  function update() {
+    const recv = Date.now();
+    read();
+    const drawMs = draw();
+    showCounts();
+    showNote();
+    stale();
+    const seq = model.get("seq");
+    root.dataset.seq = String(seq);
+    root.dataset.drawMs = drawMs.toFixed(2);
+    const entry = {
+      seq,
+      sent: model.get("sent_ms"),
+      cook: model.get("cook_ms"),
+      recv,
+      drawn: Date.now(),
+      draw: drawMs,
+    };
+    (window.__procgenDraws = window.__procgenDraws || []).push(entry);
+    if (window.__procgenDraws.length > 1000) window.__procgenDraws.shift();
+  }
+
+  function envAt(ev) {
+    if (!cells || !data) return -1;
+    const r = canvas.getBoundingClientRect();
+    const x = ev.clientX - r.left, y = ev.clientY - r.top;
+    const c = Math.floor(x / cells.cell), row = Math.floor(y / cells.cell);
+    if (c < 0 || c >= cells.cols || row < 0) return -1;
+    const e = row * cells.cols + c;
+    return e < data.shown ? e : -1;
+  }
+
+  function tipFor(e) {
+    const m = data.metrics;
+    const ok = data.valid[e] !== 0;
+    const lines = [
+      `<b>env ${e}</b> · <span style="color:${ok ? VALID : INVALID}">${ok ? "valid" : "invalid"}</span>`,
+    ];
+    if (!ok && data.reasons[e]) lines.push(`why: ${reasonText(data.reasons[e])}`);
+    if (m.length >= (e + 1) * 3) {
+      lines.push(`length ${fmt(m[e * 3])}`);
+      lines.push(`smallest turn radius ${fmt(m[e * 3 + 1])}`);
+      lines.push(`clearance ${fmt(m[e * 3 + 2])}`);
+    }
+    if (data.G) lines.push(`gates ${Math.min(data.gateCount[e] || 0, data.G)}`);
+    return lines.join("<br>");
+  }
+
+  canvas.addEventListener("mousemove", (ev) => {
+    if (drag) {
+      zoom.px += ev.clientX - drag.x;
+      zoom.py += ev.clientY - drag.y;
+      drag = { x: ev.clientX, y: ev.clientY };
+      draw();
+      return;
+    }
+    const e = zoom ? zoom.env : envAt(ev);
+    if (e < 0) { tip.style.display = "none"; return; }
+    tip.innerHTML = tipFor(e);
+    tip.style.display = "block";
+    const r = wrap.getBoundingClientRect();
+    let x = ev.clientX - r.left + 14, y = ev.clientY - r.top + 14;
+    if (x + 200 > r.width) x = Math.max(0, x - 230);
+    tip.style.left = `${x}px`;
+    tip.style.top = `${y}px`;
+    tip.dataset.env = String(e);
+  });
+  canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; drag = null; });
+  canvas.addEventListener("mousedown", (ev) => {
+    if (zoom) drag = { x: ev.clientX, y: ev.clientY, moved: false };
+  });
+  canvas.addEventListener("mouseup", () => { drag = null; });
+  canvas.addEventListener("click", (ev) => {
+    if (zoom) return;
+    const e = envAt(ev);
+    if (e < 0) return;
+    zoom = { env: e, scale: 1, px: 0, py: 0 };
+    root.dataset.zoomed = String(e);
+    tip.style.display = "none";
+    draw();
+    canvas.focus();
+  });
+  canvas.addEventListener("wheel", (ev) => {
+    if (!zoom) return;
+    ev.preventDefault();
+    const f = ev.deltaY < 0 ? 1.2 : 1 / 1.2;
+    const r = canvas.getBoundingClientRect();
+    const mx = ev.clientX - r.left - r.width / 2, my = ev.clientY - r.top - r.height / 2;
+    zoom.px = mx - (mx - zoom.px) * f;
+    zoom.py = my - (my - zoom.py) * f;
+    zoom.scale *= f;
+    draw();
+  }, { passive: false });
+  const leave = () => {
+    zoom = null;
+    drag = null;
+    delete root.dataset.zoomed;
+    draw();
+  };
+  root.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape" && zoom) { ev.stopPropagation(); leave(); }
+  });
+  back.addEventListener("click", leave);
+  bars.addEventListener("change", showCounts);
+
+  const ro = new ResizeObserver(() => { if (data) draw(); });
+  ro.observe(wrap);
+  model.on("change:seq", update);
+  model.on("change:stale", stale);
+  model.on("change:message", stale);
+  if (model.get("seq") > 0) update();
+  else { read(); draw(); showCounts(); stale(); }
+  return () => {
+    ro.disconnect();
+    model.off("change:seq", update);
+    model.off("change:stale", stale);
+    model.off("change:message", stale);
+  };
+}
+
+export default { render };
