@@ -73,6 +73,21 @@ def check_epoch(label: str, value: Any) -> int:
     return check_int(label, value, *EPOCH_RANGE)
 
 
+def seed_list(label: str, seeds: Any, num_envs: int) -> tuple[int, ...]:
+    """Returns ``num_envs`` explicit env seeds, each an integer in ``SEED_RANGE``.
+
+    Raises:
+        ParamsError: not a sequence (a single number, a string), another length, or a seed
+            out of range.
+    """
+    if isinstance(seeds, str | bytes) or not hasattr(seeds, "__iter__"):
+        raise ParamsError(f"{label}: expected a sequence of {num_envs} seeds, got {seeds!r}")
+    values = list(seeds)
+    if len(values) != num_envs:
+        raise ParamsError(f"{label}: expected {num_envs} seeds, got {len(values)}")
+    return tuple(check_int(f"{label}[]", v, *SEED_RANGE) for v in values)
+
+
 def other_seed(seed: int, step: int = 1000003) -> int:
     """Returns a seed ``step`` away from ``seed`` that ``SEED_RANGE`` still holds (above it
     when there is room, else below): the "another seed" of the conformance kits."""
@@ -124,4 +139,5 @@ __all__ = [
     "check_positive",
     "mask_values",
     "other_seed",
+    "seed_list",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ParamsError
 from ..params import Field, Params
-from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive
+from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
 
 
 class ValidityParams(Params):
@@ -88,12 +88,7 @@ class TrackGenConfig:
                 f"TrackGenConfig.generator: expected a generator name, got {self.generator!r}"
             )
         if self.env_seeds is not None:
-            seeds = list(self.env_seeds)
-            if len(seeds) != self.num_envs:
-                raise ParamsError(
-                    f"TrackGenConfig.env_seeds: expected {self.num_envs} seeds, got {len(seeds)}"
-                )
-            self.env_seeds = tuple(_int("env_seeds[]", v, *SEED_RANGE) for v in seeds)
+            self.env_seeds = seed_list("TrackGenConfig.env_seeds", self.env_seeds, self.num_envs)
         self.validity = ValidityParams.resolve(self.validity)
 
     def env_seed_values(self) -> list[int]:

@@ -242,3 +242,33 @@ def test_the_kits_take_every_seed_the_configs_take(seed):
     assert track.ok, str(track)
     gate = check_gate_generator(registry.get("gate_generator", "free"), seed=seed, device="cpu")
     assert gate.ok, str(gate)
+
+
+@pytest.mark.parametrize("cls", [TrackGenConfig, GateGenConfig])
+def test_env_seeds_must_be_a_sequence_of_seeds(cls):
+    name = cls.__name__
+    with pytest.raises(
+        ParamsError, match=rf"^{name}.env_seeds: expected a sequence of 2 seeds, got 5$"
+    ):
+        cls(num_envs=2, env_seeds=5)
+    with pytest.raises(ParamsError, match=rf"^{name}.env_seeds: expected a sequence of 2 seeds"):
+        cls(num_envs=2, env_seeds="ab")
+    with pytest.raises(ParamsError, match=rf"^{name}.env_seeds: expected 2 seeds, got 3$"):
+        cls(num_envs=2, env_seeds=[1, 2, 3])
+    with pytest.raises(
+        ParamsError, match=rf"^{name}.env_seeds\[\]: expected an integer in \[-2147483648, "
+    ):
+        cls(num_envs=2, env_seeds=[1, 2**32])
+    assert cls(num_envs=2, env_seeds=np.array([7, -7])).env_seeds == (7, -7)
+
+
+def test_a_track_given_to_gates_is_checked_even_when_unread():
+    from procgen_nb.errors import GeneratorError
+
+    with pytest.raises(GeneratorError, match=r"^track: expected a TrackGenerator or TrackResult"):
+        gates(num_envs=2, device="cpu", track=5)
+    other = presets.track(num_envs=3, num_points=32, device="cpu")
+    with pytest.raises(
+        GeneratorError, match=r"^track: expected a TrackGenerator or TrackResult of 2"
+    ):
+        gates(num_envs=2, device="cpu", track=other)

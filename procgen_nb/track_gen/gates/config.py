@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import ParamsError
 from ...params import Params
-from .._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive
+from .._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
 
 #: the orderings the pipeline's order stages implement (``order.<name>``)
 ORDERINGS = ("ccw", "random_pairs", "raw")
@@ -89,12 +89,7 @@ class GateGenConfig:
                 f"got {self.gate_ordering!r}"
             )
         if self.env_seeds is not None:
-            seeds = list(self.env_seeds)
-            if len(seeds) != self.num_envs:
-                raise ParamsError(
-                    f"GateGenConfig.env_seeds: expected {self.num_envs} seeds, got {len(seeds)}"
-                )
-            self.env_seeds = tuple(_int("env_seeds[]", v, *SEED_RANGE) for v in seeds)
+            self.env_seeds = seed_list("GateGenConfig.env_seeds", self.env_seeds, self.num_envs)
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""

@@ -205,6 +205,8 @@ class GateGenerator:
         spec = generator if generator is not None else lookup(registry, config.generator)
         self.spec = spec
         self.stage = as_gate_stage(spec)
+        if track is not None:  # checked even when the generator does not read it
+            _track_input(track, config.num_envs)
         self._track = track
         self._setup(config)
 
