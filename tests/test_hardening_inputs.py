@@ -486,3 +486,45 @@ def test_walk_reads_zero_past_the_end_of_a_shorter_column():
     # NumPy: x moves dt * rate per step for the walkers the column covers, 0 past it
     want = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0], [0.0, 0.0]], np.float32)
     np.testing.assert_array_equal(out["out"].data.numpy(), want)
+
+
+def _walk_steps(steps):
+    return ops.device.kernel(
+        kernel=K("walk"),
+        bind={
+            "pos": col(np.zeros((2, 2)), wp.vec2f),
+            "u": col([0.0, 0, 0], wp.float32),
+            "cols": {},
+        },
+        domain=2,
+        uniforms={"dt": 0.1, "steps": steps},
+    )["columns"]
+
+
+@pytest.mark.parametrize("steps", [2**40, -(2**31) - 1, 2.5, float("nan")])
+def test_an_int_uniform_its_word_cannot_hold_is_refused(steps):
+    # Warp would pack 2**40 as 0 and refuse a float with its own RuntimeError
+    with pytest.raises(BindingError) as info:
+        _walk_steps(steps)
+    assert str(info.value) == (
+        "procgen/walk: uniform 'steps': expected a whole Number in [-2147483648, 2147483647] "
+        f"(int32), got {steps!r}"
+    )
+
+
+def test_a_whole_float_for_an_int_uniform_is_taken_as_its_int():
+    assert _walk_steps(3.0)["taken"].data.numpy().tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("n", [-1, 2.5, 2**31])
+def test_an_output_size_outside_the_slots_a_dispatch_indexes_is_refused(n):
+    with pytest.raises(BindingError) as info:
+        ops.device.kernel(
+            kernel=K("expand"),
+            bind={"counts": col([1], wp.int32), "offsets": col([0], wp.int32), "n": n},
+            domain=1,
+        )
+    assert str(info.value) == (
+        f"procgen/expand: bind 'n': expected a whole Number in [0, 2147483647] sizing an "
+        f"output, got {n!r}"
+    )

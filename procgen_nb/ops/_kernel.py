@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from ..asset import KernelRef
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
-from ..dynamic import cast
+from ..dynamic import cast, is_dynamic, peek
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
@@ -185,15 +186,11 @@ class _Call:
         if isinstance(spec, int):
             return spec, None
         if spec in self.uniforms:
-            return int(self.uniforms[spec]), None
+            return _slots(peek(self.uniforms[spec]), f"{self.name}: uniform {spec!r}"), None
         if spec in bind:
             value = bind[spec]
             if _is_number(value):
-                if value < 0:
-                    raise BindingError(
-                        f"{self.name}: bind {spec!r}: expected a Number >= 0, got {value!r}"
-                    )
-                return int(value), None
+                return _slots(peek(value), f"{self.name}: bind {spec!r}"), None
             if isinstance(value, Mapping) and set(value) == {"live"}:
                 live = as_live_count(value["live"], f"{self.name}: bind {spec!r}.live", self.ctx)
                 if live is None:
@@ -324,6 +321,7 @@ def kernel(
         if name in variant.uniforms:
             given.setdefault(name, value)
     call.uniforms = {k: v for k, v in given.items() if k in variant.uniforms}
+    _check_uniforms(call)
 
     # bind: names must be bindings of the variant, a name sizing an output, or "columns"
     sizing = {
@@ -475,6 +473,44 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
     elif b.live or sized_live is not None:
         live = sized_live if sized_live is not None else call.dom.live
     call.outputs[bname] = Column(data, ctype, live)
+
+
+def _slots(value: Any, where: str) -> int:
+    """An output's size: a whole Number in [0, MAX_DOMAIN]."""
+    if not (_is_number(value) and math.isfinite(value) and float(value).is_integer()) or not (
+        0 <= value <= MAX_DOMAIN
+    ):
+        raise BindingError(
+            f"{where}: expected a whole Number in [0, {MAX_DOMAIN}] sizing an output, got {value!r}"
+        )
+    return int(value)
+
+
+_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+
+
+def _check_uniforms(call: _Call) -> None:
+    """Refuses an integer param given a value its word cannot hold (Warp would wrap it).
+
+    A whole float is taken as the int it is; a dynamic value is checked by its current
+    value without noting a use (a replay sets it again).
+    """
+    types = {a.label: a.type for a in call.v.kernel.adj.args}
+    for name, v in call.uniforms.items():
+        t = types.get(name)
+        t = wp.int32 if t is int else t
+        if t not in _INT_RANGES:
+            continue
+        x = peek(v)
+        lo, hi = _INT_RANGES[t]
+        whole = _is_number(x) and math.isfinite(x) and float(x).is_integer()
+        if not whole or not lo <= x <= hi:
+            raise BindingError(
+                f"{call.name}: uniform {name!r}: expected a whole Number in [{lo}, {hi}] "
+                f"({t.__name__}), got {x!r}"
+            )
+        if not is_dynamic(v) and not isinstance(v, int):
+            call.uniforms[name] = int(x)
 
 
 def _is_sizing(value: Any) -> bool:
