@@ -216,3 +216,24 @@ def test_a_kernel_folder_linked_outside_is_refused(tmp_path):
         )
     finally:
         asset.remove_path("hardlink")
+
+
+def test_a_kernel_file_linked_outside_its_folder_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "elsewhere.py").write_text(SRC.format(name="linked"))
+    root = tmp_path / "root"
+    root.mkdir()
+    folder = kernel(root, "linked", GOOD).parent
+    (folder / "linked.py").unlink()
+    os.symlink(outside / "elsewhere.py", folder / "linked.py")
+    asset.add_path("hardfile", root)
+    try:
+        with pytest.raises(AssetError) as info:
+            asset.resolve("hardfile/linked")
+        assert str(info.value) == (
+            f"asset.resolve(identity): expected linked.py inside {str(folder.resolve())!r}, "
+            f"got 'hardfile/linked' leading to {str((outside / 'elsewhere.py').resolve())!r}"
+        )
+    finally:
+        asset.remove_path("hardfile")

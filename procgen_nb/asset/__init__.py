@@ -185,6 +185,13 @@ def resolve(identity: str, kind: str = "computeShader") -> KernelRef:
                 f"asset.resolve(identity): expected a kernel folder inside {str(root)!r}, got "
                 f"{identity!r} leading to {str(folder)!r}"
             )
+        for leaf in ("bindings.yaml", f"{name}.py"):
+            target = (folder / leaf).resolve()
+            if (folder / leaf).exists() and target.parent != folder:
+                raise AssetError(
+                    f"asset.resolve(identity): expected {leaf} inside {str(folder)!r}, got "
+                    f"{identity!r} leading to {str(target)!r}"
+                )
         if not (folder / "bindings.yaml").is_file():
             known = [i for i in identities() if i.startswith(prefix + "/")]
             raise AssetError(f"asset.resolve(identity): expected one of {known}, got {identity!r}")
