@@ -8,6 +8,8 @@ most of its time there. ``install()`` (called once by ``device._init_warp``) wra
 compiles shows a tqdm bar naming the module (on stderr in a terminal, a widget in a
 notebook through ``tqdm.auto``); a module found in the cache shows nothing.
 
+``PROCGEN_NB_BUILD_LOG=<file>`` appends one line per compiled module (pid, seconds, name)
+to a file, in child build processes too (``benchmarks/cold_start.py`` reads it).
 ``PROCGEN_NB_PROGRESS=0`` turns the bar off, ``=1`` on; unset, it is on except while pytest
 runs a test (``PYTEST_CURRENT_TEST``), so that test and notebook outputs stay the same on a
 cold and a warm cache.
@@ -251,8 +253,11 @@ def install() -> None:
             outer = getattr(_local, "token", None)
             _local.token = token
             result = None
+            t0 = time.perf_counter()
             try:
                 result = bool(compile_(self, device, *args, **kwargs))
+                if result and os.environ.get("PROCGEN_NB_BUILD_LOG"):
+                    _log_build(self, time.perf_counter() - t0)
                 return result
             finally:
                 _local.token = outer
@@ -270,6 +275,11 @@ def install() -> None:
         Module._compile = _compile
         Module._run_codegen = _run_codegen
         _installed = True
+
+
+def _log_build(module: Any, seconds: float) -> None:
+    with contextlib.suppress(OSError), open(os.environ["PROCGEN_NB_BUILD_LOG"], "a") as f:
+        f.write(f"{os.getpid()}\t{seconds:.3f}\t{display_name(module)}\n")
 
 
 def warp_modules(prefix: str) -> list[Any]:

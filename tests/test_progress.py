@@ -186,3 +186,37 @@ def test_warmup_command_builds_then_finds_everything_cached(tmp_path):
     second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert second.stdout.startswith(f"warmup: {n} kernel modules on cpu: 0 built, {n} already")
     assert second.stderr == ""
+
+
+def test_in_a_notebook_kernel_the_bar_is_a_widget(folder):
+    """tqdm.auto: inside a Jupyter kernel the bar is an ipywidgets display, not stderr text."""
+    from jupyter_client.manager import start_new_kernel
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env.update(WARP_CACHE_PATH=str(folder / "cache"), PROCGEN_NB_PROGRESS="1")
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(folder))
+    try:
+        code = LAUNCH.format(here=str(folder), names=["tiny_twice"])
+        code += "\nfrom procgen_nb import _progress\n_progress._bar.close()\n"
+        msg_id = kc.execute(code)
+        widgets, streams, status = [], [], None
+        while True:
+            msg = kc.get_iopub_msg(timeout=240)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "display_data":
+                widgets.append(content["data"])
+            elif kind == "stream":
+                streams.append((content["name"], content["text"]))
+            elif kind == "error":
+                status = content["ename"] + ": " + content["evalue"]
+            elif kind == "status" and content["execution_state"] == "idle":
+                break
+        assert status is None, status
+        assert any("application/vnd.jupyter.widget-view+json" in d for d in widgets), widgets
+        assert not [t for name, t in streams if name == "stderr"]
+        assert ("stdout", "[[2.0, 4.0, 6.0]]\n") in streams
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
