@@ -93,3 +93,41 @@ def test_readme_kernel_asset_counts_live_slots_only(tmp_path):
         np.testing.assert_array_equal(out["columns"]["b"].numpy(), [2.0, 4.0, 0.0])
     finally:
         pg.asset.remove_path("mylab")
+
+
+def test_import_is_cheap_and_dir_lists_the_lazy_exports():
+    code = (
+        "import sys, procgen_nb as pg\n"
+        "print('warp' in sys.modules)\n"
+        "print(' '.join(dir(pg)))\n"
+        "print(' '.join(pg.__all__))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    warp_loaded, names, exported = res.stdout.splitlines()
+    assert warp_loaded == "False"  # nothing heavy until a name is used
+    listed = set(names.split())
+    for name in ("explore", "track_gen", "plot", "node", "Graph", "ops", "asset", "Field"):
+        assert name in listed
+    assert set(exported.split()) <= listed
+    assert exported.split() == sorted(exported.split())
+    for name in exported.split():
+        assert getattr(pg, name) is not None
+
+
+def test_package_docstring_names_five_entry_points_that_exist():
+    doc = pg.__doc__
+    assert len(doc.strip().splitlines()) > 10
+    bullets = [ln for ln in doc.splitlines() if ln.startswith("- **")]
+    assert [b.split("**")[1] for b in bullets] == [
+        "Nodes and graphs",
+        "Ops",
+        "Assets",
+        "track_gen",
+        "explore / plot",
+    ]
+    # every `pg.a.b` the docstring names resolves
+    for dotted in set(re.findall(r"``pg\.([\w.]+)", doc)):
+        obj = pg
+        for part in dotted.split("."):
+            obj = getattr(obj, part)
