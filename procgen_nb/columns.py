@@ -227,6 +227,11 @@ class Texture:
     """A texture: a texels column laid out row by row, with its width and height."""
 
     def __init__(self, texels: Column, width: int, height: int):
+        if not isinstance(texels, Column):
+            raise BindingError(f"texture texels: expected a Column, got {_describe_value(texels)}")
+        for name, v in (("width", width), ("height", height)):
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
+                raise BindingError(f"texture {name}: expected a whole Number >= 0, got {v!r}")
         if int(width) * int(height) != len(texels):
             raise BindingError(
                 f"texture: expected width*height == texels ({len(texels)}), got {width}x{height}"

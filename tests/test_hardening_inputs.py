@@ -528,3 +528,18 @@ def test_an_output_size_outside_the_slots_a_dispatch_indexes_is_refused(n):
         f"procgen/expand: bind 'n': expected a whole Number in [0, 2147483647] sizing an "
         f"output, got {n!r}"
     )
+
+
+@pytest.mark.parametrize(
+    "width, height, message",
+    [
+        (-2, -2, "texture width: expected a whole Number >= 0, got -2"),
+        (2, 2.0, "texture height: expected a whole Number >= 0, got 2.0"),
+        (True, 4, "texture width: expected a whole Number >= 0, got True"),
+    ],
+)
+def test_a_texture_of_negative_or_fractional_size_is_refused(width, height, message):
+    texels = col(np.zeros(4), wp.float32)
+    with pytest.raises(BindingError) as info:
+        pg.Texture(texels, width, height)
+    assert str(info.value) == message
