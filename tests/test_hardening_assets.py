@@ -237,3 +237,20 @@ def test_a_kernel_file_linked_outside_its_folder_is_refused(tmp_path):
         )
     finally:
         asset.remove_path("hardfile")
+
+
+def test_a_bindings_file_that_is_not_utf8_is_refused(lab):
+    path = kernel(lab, "latin", GOOD)
+    path.write_bytes(b"doc: \xff\xfe\n" + GOOD.encode())
+    with pytest.raises(BindingsFileError) as info:
+        asset.resolve("hardlab/latin")
+    assert str(info.value).startswith(f"{path}: expected UTF-8 text, got ")
+
+
+def test_a_deeply_nested_bindings_file_is_refused(lab):
+    path = kernel(lab, "deep", "doc: " + "[" * 50_000 + "]" * 50_000 + "\n" + GOOD)
+    with pytest.raises(BindingsFileError) as info:
+        asset.resolve("hardlab/deep")
+    assert str(info.value) == (
+        f"{path}: expected YAML nested a few levels deep, got nesting past Python's recursion limit"
+    )

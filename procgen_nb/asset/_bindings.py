@@ -192,7 +192,16 @@ def _read_yaml(path: Path) -> Any:
     if size > MAX_BYTES:
         raise BindingsFileError(f"{path}: expected at most {MAX_BYTES} bytes, got {size}")
     try:
-        return yaml.load(path.read_text(), Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BindingsFileError(f"{path}: expected UTF-8 text, got {e}") from None
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except RecursionError:
+        raise BindingsFileError(
+            f"{path}: expected YAML nested a few levels deep, got nesting past Python's "
+            "recursion limit"
+        ) from None
     except _AliasRefused as e:
         raise BindingsFileError(
             f"{path}: expected YAML without aliases, merge keys or repeated keys, got {e}"
