@@ -99,7 +99,7 @@ local function parse(p, anchor_ok)
   local info = cache[key]
   if info then return info end
   local n, i = #p, 1
-  info = {q = {}, items = 1, nb = 0, nback = 0, anchored = false, first = nil}
+  info = {q = {}, items = 1, b = {}, nback = 0, anchored = false, first = nil}
   if anchor_ok and s_sub(p, 1, 1) == "^" then
     info.anchored = true
     i = 2
@@ -119,7 +119,8 @@ local function parse(p, anchor_ok)
       i = i + 1
     elseif c == "%" and s_sub(p, i + 1, i + 1) == "b" then
       item()
-      info.nb = info.nb + 1
+      if i + 3 > n then return nil end
+      info.b[#info.b + 1] = {s_sub(p, i + 2, i + 2), s_sub(p, i + 3, i + 3)}
       info.first = info.first or false
       i = i + 4
     elseif c == "%" and s_sub(p, i + 1, i + 1) == "f" then
@@ -152,24 +153,62 @@ local function parse(p, anchor_ok)
   return info
 end
 
--- runs of characters of class `cls` in s: the longest, and the sum over starting points
--- of (the run from there + 1)
-local function runs(s, cls)
+-- runs of characters of class `cls` in s: the longest, the sum over starting points of
+-- (the run from there + 1), and how many characters are in runs (a Lua loop: hooked)
+local function runs(s, cls, memo)
+  local got = memo[cls]
+  if got then return got[1], got[2], got[3] end
   local n = #s
-  if cls == "." then return n, (n + 1) * (n + 2) / 2, n end
-  local best, total, pos, covered = 0, 0, 1, 0
-  local rp = cls .. "+"
-  while true do
-    local a, b = s_find(s, rp, pos)
-    if a == nil then break end
-    local len = b - a + 1
-    if len > best then best = len end
-    total = total + len * (len + 3) / 2
-    covered = covered + len
-    pos = b + 1
-    poll()
+  local best, total, covered = 0, 0, 0
+  if cls == "." then
+    best, total, covered = n, (n + 1) * (n + 2) / 2, n
+  else
+    for a, b in s_gmatch(s, "()" .. cls .. "+()") do
+      local len = b - a
+      if len > best then best = len end
+      total = total + len * (len + 3) / 2
+      covered = covered + len
+    end
+    total = total + (n + 1 - covered)
   end
-  return best, total + (n + 1 - covered), covered
+  memo[cls] = {best, total, covered}
+  return best, total, covered
+end
+
+-- the longest stretch one %bxy attempt scans in s: from an x to the y that balances it
+-- (or to the end), over every x (a Lua loop: hooked)
+local function balance_span(s, x, y, memo)
+  local key = "%b" .. x .. y
+  if memo[key] then return memo[key] end
+  local n, best = #s, 0
+  local esc = function(c) return s_find(c, "^%w") and c or "%" .. c end
+  if x == y then
+    -- an attempt at each x scans to the next one
+    local prev
+    for pos in s_gmatch(s, "()" .. esc(x)) do
+      if prev and pos - prev + 1 > best then best = pos - prev + 1 end
+      prev = pos
+    end
+    if prev and n - prev + 1 > best then best = n - prev + 1 end
+  else
+    local stack, top = {}, 0
+    for pos, c in s_gmatch(s, "()([" .. esc(x) .. esc(y) .. "])") do
+      if c == y then
+        if top > 0 then
+          if pos - stack[top] + 1 > best then best = pos - stack[top] + 1 end
+          top = top - 1
+        end
+      else
+        top = top + 1
+        stack[top] = pos
+      end
+    end
+    for j = 1, top do
+      if n - stack[j] + 1 > best then best = n - stack[j] + 1 end
+    end
+  end
+  memo[key] = best
+  return best
 end
 
 local function binom(a, k)
@@ -181,17 +220,21 @@ end
 -- an upper bound on the steps of a match of `info` over s (every start, or one)
 local function estimate(s, info, refine)
   local n = #s
+  local memo = {}
   local k, ranges = 0, 1.0
   for _, q in ipairs(info.q) do
     if not q.final then
       k = k + 1
       local r = n
-      if refine then r = runs(s, q.cls) end
+      if refine then r = runs(s, q.cls, memo) end
       if q.q == "?" then r = min(r, 1) end
       ranges = ranges * (r + 1)
     end
   end
-  local per = info.items + n * (info.nb + info.nback)
+  local per = info.items + n * info.nback
+  for _, b in ipairs(info.b) do
+    per = per + (refine and balance_span(s, b[1], b[2], memo) or n)
+  end
   if info.anchored then
     return min(ranges, binom(n + k, k)) * per + n
   end
@@ -199,7 +242,7 @@ local function estimate(s, info, refine)
   local starts = (n + 1) * ranges
   if refine and first and (first.q == "" or first.q == "+") then
     -- a start that does not match the first item fails at once
-    local r1, sum, covered = runs(s, first.cls)
+    local r1, sum, covered = runs(s, first.cls, memo)
     if first.q == "+" and not first.final then
       starts = sum * ranges / (min(r1, n) + 1)
     else

@@ -93,7 +93,7 @@ class LuaState:
             Handle let go while a call was running), oldest first.
     """
 
-    def __init__(self, *, max_memory: int | None = 1 << 30, hook_interval: int = 1000):
+    def __init__(self, *, max_memory: int | None = 1 << 29, hook_interval: int = 1000):
         if (
             isinstance(hook_interval, bool)
             or not isinstance(hook_interval, int)
