@@ -17,10 +17,7 @@ PROG = "procgen-nb"
 
 DESCRIPTION = """\
 A Jupyter toolkit for exploring procedural generation on NVIDIA Warp.
-
-commands:
-  demo     cook the sample graph and a grid of race tracks, write a PNG
-  warmup   build every built-in kernel ahead of time (first runs then start at once)
+Run "procgen-nb COMMAND --help" for the options of a command.
 
 Kernels compile on first use and are kept in Warp's kernel cache; a progress bar on
 stderr shows each build. PROCGEN_DEVICE=cpu|cuda:0 picks the device (default: CUDA
@@ -49,7 +46,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Keeps the descriptions' line breaks and states every option's default."""
+    """Keeps the descriptions' line breaks and states every option's default.
+
+    Options whose help already says what happens by default (a default of None, a flag)
+    get no "(default: ...)" of their own.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or isinstance(action.default, bool):
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def _bounded(kind: type, lo: float, hi: float, what: str):
@@ -86,11 +92,24 @@ def _version() -> str:
     return f"{PROG} {__version__} (warp-lang {warp}, Python {py})"
 
 
+class _Version(argparse.Action):
+    """``--version``: reads the installed versions only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(_version())
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Returns the command line's parser (no heavy import)."""
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_Formatter)
-    parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", metavar="{demo,warmup}", parser_class=_Parser)
+    parser.add_argument("--version", action=_Version, help="show the versions and exit")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{demo,warmup}", title="commands", parser_class=_Parser
+    )
     sub.required = True
     demo = sub.add_parser(
         "demo",
@@ -111,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--radius",
         type=_radius,
         default=0.6,
-        help="radius of the kept shape (half-side for square, outer radius for ring)",
+        help="radius of the kept shape (half-side for square; outer radius for ring, "
+        "whose inner radius is 0.3)",
     )
     demo.add_argument(
         "--shape", default="disk", choices=["disk", "square", "ring"], help="the shape kept"

