@@ -28,7 +28,7 @@ from ..params import Field
 
 _INT_BOX_NAMES = ("seed", "epoch")
 _LANES = "xyzw"
-_DESCRIPTION_WIDTH = "170px"
+_DESCRIPTION_WIDTH = "130px"
 
 
 def control_class(field: Field) -> type[widgets.Widget]:

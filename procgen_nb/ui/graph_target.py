@@ -48,6 +48,10 @@ class GraphTarget(Target):
         self.params_class = params_class("GraphParams", fields, self.name)
         kernel_params = getattr(self.graph, "kernel_params", None)
         self._kernel_keys = set(kernel_params()) if callable(kernel_params) else set()
+        # what each node passes to its kernels (before any override): the reference the
+        # copied code compares kernel-level values with
+        start = self.initial.to_dict()
+        self._kernel_start = {k: start[k] for k in self._kernel_keys if k in start}
         return old is not None
 
     def sections(self) -> list[tuple[str, list[str], bool]]:
@@ -102,8 +106,15 @@ class GraphTarget(Target):
         return frame
 
     def code(self, params: Params) -> str:
+        # node parameters as they are; a kernel-level value only where it differs from what
+        # the node passes (setting one overrides the node)
+        values = {
+            k: v
+            for k, v in params.to_dict().items()
+            if k not in self._kernel_keys or self._kernel_start.get(k, v) != v
+        }
         return (
             "# graph: the procgen_nb.Graph you explored\n"
-            f"params = {_literal(params.to_dict(), '')}\n"
+            f"params = {_literal(values, '')}\n"
             "result = graph.cook(params=params)\n"
         )

@@ -109,18 +109,20 @@ class ExploreView(widgets.Box):
         )
         self.code_button.on_click(self._copy_code)
         title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
+        self._form_box = widgets.Box(
+            [self.form],
+            layout=widgets.Layout(max_height="470px", overflow="auto", flex="0 1 auto"),
+        )
         self._left = left = widgets.VBox(
             [
                 title,
-                self.form,
+                self._form_box,
                 widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
                 self.progress,
                 self.status,
             ],
-            layout=widgets.Layout(
-                flex="0 1 380px", min_width="280px", max_height="640px", overflow="auto"
-            ),
+            layout=widgets.Layout(flex="0 1 360px", min_width="280px"),
         )
         left.add_class("procgen-controls")
         right = widgets.VBox(
@@ -227,7 +229,7 @@ class ExploreView(widgets.Box):
             )
         new.observe(self._changed, names="value")
         self.form = new
-        self._left.children = (self._left.children[0], new, *self._left.children[2:])
+        self._form_box.children = (new,)
         self.code_button.text = self.code()
 
     def _changed(self, change: dict[str, Any]) -> None:
@@ -278,9 +280,10 @@ class ExploreView(widgets.Box):
                 for n in changed
                 if n in self.form.controls
             )
-            text = f"{said}: did not cook ({self.error}); back to the value in effect"
+            why = _reason_in_words(str(exc))
+            text = f"{said} did not cook: {why}; back to the value in effect"
             self.form.show_message(name, text)
-            overlay = f"{label} = {values[name]!r} did not cook: {self.error}"
+            overlay = f"{label} = {values[name]!r} did not cook: {why}"
         else:
             text = overlay = f"did not cook: {self.error}"
             self.form.error = text
@@ -293,7 +296,7 @@ class ExploreView(widgets.Box):
         if self._good is not None and changed:
             now = self.form.value.to_dict()
             good = self._good.to_dict()
-            back = {n: good[n] for n in changed if n in now and now[n] == values[n]}
+            back = {n: good[n] for n in changed if n in now and n in good and now[n] == values[n]}
             if back:
                 self._reverting = True
                 try:
@@ -322,6 +325,7 @@ class ExploreView(widgets.Box):
             self.frame = frame
             if self.target.refresh():
                 self._swap_form()
+                self._good = self.form.value
             self.status.value = (
                 f"<span>cooked in {frame.elapsed_ms:.0f} ms · {frame.traffic.launches} launches"
                 f" · {frame.traffic.readbacks} readbacks · {frame.traffic.builds} builds</span>"
@@ -330,6 +334,13 @@ class ExploreView(widgets.Box):
             self.progress.value = 1.0
             self.progress.layout.visibility = "hidden"
             self.cooks += 1
+
+
+def _reason_in_words(message: str) -> str:
+    """The "expected ..., got ..." part of a refusal (what is accepted, what was given),
+    without the graph, node and op that raised it; the whole message otherwise."""
+    i = message.rfind(": expected ")
+    return message[i + 2 :] if i >= 0 else message
 
 
 def _changed_fields(old: Params, new: Params) -> list[str]:

@@ -342,3 +342,30 @@ def test_explore_a_graph_that_never_cooked_shows_kernel_params_after_its_first_c
         assert "'keep.inside.center_x': 0.25" in v.code_button.text
     finally:
         v.close()
+
+
+def test_a_failed_graph_cook_is_local_and_the_next_edit_recovers():
+    """The issue's case: gather's TYPE set to f32 on vec2 points cannot bind; the view says
+    so under that control, and moving keep.radius afterwards cooks (NumPy counts)."""
+    g = build_demo_graph()
+    v = explore(g, min_interval=0.0)
+    try:
+        v.wait(60)
+        key = "kept.gather.TYPE"
+        if key not in v.form.controls or "f32" not in v.form.controls[key].field.choices:
+            pytest.skip("the graph no longer offers gather.TYPE = f32 (nothing to fail)")
+        cooks = v.cooks
+        v.form.widget(key).value = "f32"
+        v.wait(60)
+        assert v.cooks == cooks + 1 and v.error
+        msg = v.form.controls[key].message.value
+        assert "TYPE = &#x27;f32&#x27; did not cook: expected" in msg
+        assert v.canvas.stale and v.value.to_dict()[key] == "vec2"
+        v.form.widget("keep.radius").value = 0.3
+        frame = v.wait(60)
+        pts = np.random.default_rng(7).uniform(-1.0, 1.0, size=(2000, 2)).astype(np.float32)
+        want = int(np.sum(np.hypot(pts[:, 0], pts[:, 1]) <= np.float32(0.3)))
+        assert v.error == "" and frame.counts["kept"] == want and not v.canvas.stale
+        assert v.form.controls[key].message.value == ""
+    finally:
+        v.close()

@@ -6,7 +6,7 @@ const VALID = "#2a9d4b";
 const INVALID = "#d1495b";
 const GATE = "#1d5fa8";
 const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#555555"];
-const MAX_HEIGHT = 560;
+const MAX_HEIGHT = 420;
 
 function bytesOf(v) {
   if (!v) return null;
@@ -58,13 +58,15 @@ function render({ model, el: root }) {
   const note = el("div", "pc-note");
   main.append(head, wrap, note);
   const side = el("div", "pc-side");
-  const table = el("table", "pc-counts procgen-counts-text");
+  const table = el("div", "pc-counts procgen-counts-text");
   const barsLabel = el("label", "pc-bars-toggle");
   const bars = el("input");
   bars.type = "checkbox";
   bars.checked = true;
   barsLabel.append(bars, document.createTextNode(" bars"));
-  side.append(el("div", "pc-side-title", "counts"), table, barsLabel);
+  const sideHead = el("div", "pc-side-title", "counts ");
+  sideHead.append(barsLabel);
+  side.append(sideHead, table);
   root.append(main, side);
 
   let data = null; // what the last seq brought
@@ -247,14 +249,14 @@ function render({ model, el: root }) {
     for (let v = Math.ceil(xw0 / nice) * nice; v <= xw1; v += nice) {
       const px = X(v);
       ctx.beginPath(); ctx.moveTo(px, h); ctx.lineTo(px, h - 5); ctx.stroke();
-      ctx.fillText(fmt(Number(v.toFixed(6)), 3), px + 2, h - 6);
+      ctx.fillText(String(Number(v.toFixed(6))), px + 2, h - 6);
     }
     const yw0 = (Y(0) - h) / k, yw1 = Y(0) / k;
     ctx.textBaseline = "middle";
     for (let v = Math.ceil(yw0 / nice) * nice; v <= yw1; v += nice) {
       const py = Y(v);
       ctx.beginPath(); ctx.moveTo(0, py); ctx.lineTo(5, py); ctx.stroke();
-      ctx.fillText(fmt(Number(v.toFixed(6)), 3), 7, py);
+      ctx.fillText(String(Number(v.toFixed(6))), 7, py);
     }
   }
 
@@ -336,22 +338,25 @@ function render({ model, el: root }) {
     return dt;
   }
 
+  // counts of envs get a bar (out of all envs); other counts are numbers only
   function showCounts() {
     table.textContent = "";
     const rows = data ? data.counts : [];
-    const nums = rows.map(([, v]) => (typeof v === "number" && v > 0 ? v : 0));
-    const max = Math.max(1, ...nums);
-    rows.forEach(([k, v], i) => {
-      const tr = el("tr");
-      const bar = el("td", "pc-bar");
-      if (bars.checked && nums[i] > 0) {
+    const envs = rows.find(([k]) => k === "envs");
+    const total = envs ? envs[1] : data ? data.E : 0;
+    for (const [k, v] of rows) {
+      const row = el("div", "pc-row");
+      row.dataset.label = k;
+      const bar = el("span", "pc-bar");
+      const ofEnvs = /(^|\s)(valid|invalid|envs)|centerlines|layouts/.test(k);
+      if (bars.checked && ofEnvs && typeof v === "number" && total > 0 && v >= 0) {
         const b = el("span");
-        b.style.width = `${Math.max(2, (60 * nums[i]) / max)}px`;
+        b.style.width = `${Math.min(48, (48 * v) / total)}px`;
         bar.append(b);
       }
-      tr.append(el("td", "pc-label", k), el("td", "pc-value", fmt(v, 4)), bar);
-      table.append(tr);
-    });
+      row.append(el("span", "pc-label", k), el("span", "pc-value", fmt(v, 4)), bar);
+      table.append(row);
+    }
   }
 
   function showNote() {
