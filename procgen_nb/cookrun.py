@@ -216,17 +216,34 @@ class CookRecording:
         return [g for g, h in zip(self.guards, self._host_guards) if int(h.numpy()[0]) != 0]
 
 
+_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+
+
 def _param_cast(kernel: Any, j: int) -> Any:
-    """The Python type a kernel's j-th param takes (float for a float param, else int)."""
+    """How a replay casts the value of a kernel's j-th param (float, or a checked int)."""
     try:
         t = kernel.adj.args[j].type
     except (AttributeError, IndexError):
         return _as_number
-    return float if t in (wp.float16, wp.float32, wp.float64, float) else int
+    return _cast_for(t)
 
 
 def _dtype_cast(arr: wp.array) -> Any:
-    return float if arr.dtype in (wp.float16, wp.float32, wp.float64) else int
+    return _cast_for(arr.dtype)
+
+
+def _cast_for(t: Any) -> Any:
+    if t in (wp.float16, wp.float32, wp.float64, float):
+        return float
+    lo, hi = _INT_RANGES.get(t, (-(2**63), 2**64 - 1))
+
+    def checked(v: Any) -> int:
+        """The int a word holds; a value it cannot hold raises (the cook plans again)."""
+        if isinstance(v, bool) or not float(v).is_integer() or not lo <= v <= hi:
+            raise ValueError(f"expected a whole number in [{lo}, {hi}], got {v!r}")
+        return int(v)
+
+    return checked
 
 
 def _as_number(v: Any) -> Any:

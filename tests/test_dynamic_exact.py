@@ -421,3 +421,21 @@ def test_oracle_a_replayed_graph_equals_a_fresh_cook_at_every_value(case):
         fresh = _build(kinds, wiring, record=False)
         want = _snapshot(fresh.cook(params=params, time=t, frame=f), names)
         assert got == want, (kinds, wiring, params, t, f)
+
+
+def test_a_replayed_int_uniform_out_of_its_word_plans_again_and_is_refused():
+    """A dynamic int a replay would write into an i32 param past its range is never wrapped:
+    the cook plans again, and the kernel's own check refuses it naming the uniform."""
+
+    @pg.node(params={"n": pg.Field(1, bounds=(0, 2**40), dynamic=True)})
+    def flagged(n):
+        return _write(flag=n * 2)
+
+    g = pg.Graph("wide")
+    g.add("flagged", flagged)
+    assert _dst(g.cook(params={"flagged.n": 3})["flagged"])[6] == 6.0
+    assert g.cook(params={"flagged.n": 4}).report.replayed
+    good = g.last
+    with pytest.raises(pg.CookError, match=r"uniform 'flag': expected a whole Number in"):
+        g.cook(params={"flagged.n": 2**31})
+    assert g.last is good and _dst(g.last["flagged"])[6] == 8.0
