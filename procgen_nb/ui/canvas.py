@@ -1,9 +1,10 @@
 """``TrackCanvas``: envs, gates and counts drawn in the browser (an anywidget, Canvas 2D).
 
 Its front end is ``widgets/track_canvas/track_canvas.js``. One cook is one message: the
-centerlines, validity, per-env reasons and metrics, gates and point clouds travel as binary
-buffers (float32 / int32 bytes, no PNG, no JSON lists), the counts beside them in the same
-state update (``hold_sync``). The front end draws a grid of small multiples at the device
+centerlines, validity, per-env reasons, gates and point clouds travel as binary buffers
+(float32 / int32 bytes, no PNG, no JSON lists), the counts beside them in the same state
+update (``hold_sync``); the per-env metrics the hover shows follow in a second, small
+message (the picture does not wait for them). The front end draws a grid of small multiples at the device
 pixel ratio (env index, valid/invalid colour, start and direction, numbered gates), shows
 an env's metrics on hover, draws one env large on click (drag pans, the wheel zooms,
 Escape goes back), and sizes itself to its container. It sends nothing back to the kernel.
@@ -28,7 +29,7 @@ from .frame import Frame
 
 #: used for the clearance when the target has no track width.
 DEFAULT_WIDTH = 0.1
-#: the most points per env the clearance is measured on (a subsample keeps it O(N^2) small).
+#: the most points per env the clearance is measured on (every k-th point past that).
 _CLEARANCE_POINTS = 128
 
 
@@ -55,35 +56,33 @@ def env_metrics(tracks: np.ndarray, width: float = DEFAULT_WIDTH) -> np.ndarray:
     if t.ndim != 3 or t.shape[1] == 0:
         return np.zeros((0 if t.ndim != 3 else t.shape[0], 3))
     e, n = t.shape[:2]
-    nxt = np.roll(t, -1, axis=1)
-    seg = np.linalg.norm(nxt - t, axis=-1)
+    x, y = t[..., 0], t[..., 1]
+    nx, ny = np.roll(x, -1, axis=1), np.roll(y, -1, axis=1)
+    seg = np.sqrt((nx - x) ** 2 + (ny - y) ** 2)
     length = np.nansum(seg, axis=1)
     out = np.full((e, 3), np.nan)
     out[:, 0] = length
     if n >= 3:
-        prv = np.roll(t, 1, axis=1)
-        a = np.linalg.norm(t - prv, axis=-1)
-        b = seg
-        c = np.linalg.norm(nxt - prv, axis=-1)
-        u, v = t - prv, nxt - t
-        cross = np.abs(u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0])
+        px, py = np.roll(x, 1, axis=1), np.roll(y, 1, axis=1)
+        a = np.sqrt((x - px) ** 2 + (y - py) ** 2)
+        c = np.sqrt((nx - px) ** 2 + (ny - py) ** 2)
+        cross = np.abs((x - px) * (ny - y) - (y - py) * (nx - x))
         with np.errstate(divide="ignore", invalid="ignore"):
-            radius = np.where(cross > 0, a * b * c / (2.0 * cross), np.inf)
-        radius = np.where(np.isfinite(t).all(axis=-1), radius, np.nan)
-        with np.errstate(invalid="ignore"):
-            out[:, 1] = np.nanmin(np.where(np.isnan(radius), np.inf, radius), axis=1)
+            radius = np.where(cross > 0, a * seg * c / (2.0 * cross), np.inf)
+        radius = np.where(np.isfinite(x) & np.isfinite(y), radius, np.inf)
+        out[:, 1] = radius.min(axis=1)
         out[~np.isfinite(out[:, 1]), 1] = np.nan
     stride = max(1, math.ceil(n / _CLEARANCE_POINTS))
     idx = np.arange(0, n, stride)
     arc = np.concatenate([np.zeros((e, 1)), np.cumsum(seg, axis=1)[:, :-1]], axis=1)[:, idx]
-    pts = t[:, idx]
     along = np.abs(arc[:, :, None] - arc[:, None, :])
     along = np.minimum(along, length[:, None, None] - along)
-    dist = np.linalg.norm(pts[:, :, None, :] - pts[:, None, :, :], axis=-1)
-    far = along > math.pi * width / 2
-    with np.errstate(invalid="ignore"):
-        masked = np.where(far & np.isfinite(dist), dist, np.inf)
-    clear = masked.reshape(e, -1).min(axis=1) if masked.size else np.full(e, np.inf)
+    sx, sy = x[:, idx], y[:, idx]
+    dx = sx[:, :, None] - sx[:, None, :]
+    dy = sy[:, :, None] - sy[:, None, :]
+    d2 = dx * dx + dy * dy
+    d2[~(along > math.pi * width / 2) | ~np.isfinite(d2)] = np.inf
+    clear = np.sqrt(d2.reshape(e, -1).min(axis=1)) if d2.size else np.full(e, np.inf)
     out[:, 2] = np.where(np.isfinite(clear), clear, np.nan)
     return out
 
@@ -96,7 +95,8 @@ class TrackCanvas(anywidget.AnyWidget):
         shown: how many envs the grid draws (the first ``shown``; a note says when fewer
             than ``envs``).
         tracks: ``[E, N, 2]`` float32. valid: ``[E]`` int32. reasons: ``[E]`` int32 bits.
-        metrics: ``[E, 3]`` float32 (length, smallest turn radius, clearance).
+        metrics: ``[E, 3]`` float32 (length, smallest turn radius, clearance), sent just
+            after the picture; metrics_seq: the ``seq`` they belong to.
         gates: ``[E, G, 2]`` float32. gate_count: ``[E]`` int32. gate_heading: ``[E, G]``
             float32 or empty.
         cloud: ``[M, 2]`` float32 point clouds one after the other; cloud_sizes ``[K]`` int32;
@@ -106,7 +106,8 @@ class TrackCanvas(anywidget.AnyWidget):
         seq: the number of the cook drawn (the front end writes it to ``data-seq`` once
             drawn). stale: True after a failed cook (the picture greys). message: what the
             overlay says while stale. cook_ms, sent_ms: the cook's time and when it was
-            sent (ms since the epoch), for the latency split.
+            sent (ms since the epoch); timing: when the kernel got the edit and started
+            and ended the cook; for the latency split.
     """
 
     _esm = _asset("track_canvas/track_canvas.js")
@@ -133,6 +134,8 @@ class TrackCanvas(anywidget.AnyWidget):
     cook_ms = traitlets.Float(0.0).tag(sync=True)
     sent_ms = traitlets.Float(0.0).tag(sync=True)
     track_width = traitlets.Float(0.0).tag(sync=True)
+    timing = traitlets.Dict().tag(sync=True)
+    metrics_seq = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, *, max_envs: int = 64, **kwargs: Any):
         super().__init__(**kwargs)
@@ -147,29 +150,28 @@ class TrackCanvas(anywidget.AnyWidget):
         *,
         reason_labels: dict[int, str] | None = None,
         width: float | None = None,
+        timing: dict[str, float] | None = None,
     ) -> None:
-        """Sends ``frame`` to the browser in one message (and clears ``stale``)."""
+        """Sends ``frame`` to the browser in one message (and clears ``stale``).
+
+        ``timing``: when the kernel got the edit and started and ended the cook (ms since
+        the epoch), carried to the browser for the latency split.
+        """
         state: dict[str, Any] = {}
+        metrics = None
         if frame.tracks is not None:
             t = np.asarray(frame.tracks[..., :2], dtype=np.float32)
             e, n = t.shape[:2]
             valid = frame.valid if frame.valid is not None else np.ones(e)
             reasons = frame.reasons if frame.reasons is not None else np.zeros(e)
             w = width if width and width > 0 else DEFAULT_WIDTH
-            state.update(
-                envs=e,
-                points=n,
-                tracks=_f32(t),
-                valid=_i32(valid),
-                reasons=_i32(reasons),
-                metrics=_f32(env_metrics(t, w)),
-            )
+            state.update(envs=e, points=n, tracks=_f32(t), valid=_i32(valid), reasons=_i32(reasons))
+            metrics = lambda: env_metrics(t, w)  # noqa: E731
         else:
             e = len(frame.gates.count) if frame.gates is not None else 0
             state.update(
                 envs=e, points=0, tracks=b"", valid=_i32(np.ones(e)), reasons=_i32(np.zeros(e))
             )
-            state["metrics"] = _f32(np.full((e, 3), np.nan))
         if frame.gates is not None:
             g = frame.gates
             pos = np.asarray(g.positions[..., :2], dtype=np.float32)
@@ -199,12 +201,19 @@ class TrackCanvas(anywidget.AnyWidget):
             stale=False,
             message="",
             cook_ms=float(frame.elapsed_ms),
+            timing=dict(timing or {}),
             sent_ms=time.time() * 1e3,
             seq=self.seq + 1,
         )
         with self.hold_sync():
             for k, v in state.items():
                 setattr(self, k, v)
+        # the hover's metrics follow in a second message: the picture and its counts do not
+        # wait for them
+        m = metrics() if metrics is not None else np.full((state["envs"], 3), np.nan)
+        with self.hold_sync():
+            self.metrics = _f32(m)
+            self.metrics_seq = state["seq"]
 
     def grey(self, message: str) -> None:
         """Greys the picture shown and overlays ``message`` (a failed cook)."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import html
+import time
 from typing import Any
 
 import ipywidgets as widgets
@@ -42,6 +43,11 @@ from .form import ParamsForm
 from .frame import Frame
 from .targets import Target, as_target
 from .worker import CookLoop
+
+
+def _no_progress(fraction: float, text: str) -> None:
+    """Later cooks are short: no progress messages on the way to the picture."""
+
 
 #: seconds ``_repr_mimebundle_`` waits for the first cook to draw the static picture.
 STATIC_WAIT_S = 120.0
@@ -247,6 +253,7 @@ class ExploreView(widgets.Box):
                 f"<span style='color:#b00020'>not cooked: {html.escape(text)}</span>"
             )
             return
+        self._edited_at = time.time() * 1e3
         self._loop.request(change["new"])
 
     def _copy_code(self, _button: Any = None) -> None:
@@ -306,14 +313,21 @@ class ExploreView(widgets.Box):
                 self.code_button.text = self.code()
 
     def _cook(self, params: Params) -> None:
-        self.progress.value = 0.0
-        self.progress.layout.visibility = "visible"
-        self.status.value = "<span>cooking…</span>"
+        started = time.time() * 1e3
+        edited = self.__dict__.pop("_edited_at", started)
+        first = self.frame is None
+        if first:  # the first cook builds (seconds): show progress; later cooks are short
+            self.progress.value = 0.0
+            self.progress.layout.visibility = "visible"
+            self.status.value = "<span>cooking…</span>"
         try:
-            frame = self.target.cook(params, self._progress)
-            self._progress(0.95, "drawing")
+            frame = self.target.cook(params, self._progress if first else _no_progress)
+            cooked = time.time() * 1e3
             self.canvas.show(
-                frame, reason_labels=self.target.reason_labels(), width=self.target.width(params)
+                frame,
+                reason_labels=self.target.reason_labels(),
+                width=self.target.width(params),
+                timing={"edited": edited, "started": started, "cooked": cooked},
             )
             self.report.value = _render.report_html(frame)
         except Exception as exc:  # shown in the view, never raised into the notebook
@@ -331,8 +345,9 @@ class ExploreView(widgets.Box):
                 f" · {frame.traffic.readbacks} readbacks · {frame.traffic.builds} builds</span>"
             )
         finally:
-            self.progress.value = 1.0
-            self.progress.layout.visibility = "hidden"
+            if first:
+                self.progress.value = 1.0
+                self.progress.layout.visibility = "hidden"
             self.cooks += 1
 
 

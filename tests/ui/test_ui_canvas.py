@@ -81,14 +81,21 @@ def test_one_cook_is_one_message_of_binary_buffers():
 
     canvas.comm = Comm()
     canvas.show(frame, reason_labels={4: "self-intersecting", 32: "clearance"}, width=0.1)
-    assert len(sent) == 1
+    # the picture and its counts in one message, the hover's metrics in a second one
+    assert len(sent) == 2
     msg, buffers = sent[0]
     keys = set(msg["state"]) | {p[0] for p in msg["buffer_paths"]}
-    assert {"tracks", "valid", "reasons", "metrics", "gates", "gate_count", "counts"} <= keys
+    assert {"tracks", "valid", "reasons", "gates", "gate_count", "counts", "seq"} <= keys
     # the arrays travel as binary buffers beside the JSON state, not inside it
-    assert {"tracks", "valid", "reasons", "metrics", "gates", "gate_count"} <= {
+    assert {"tracks", "valid", "reasons", "gates", "gate_count"} <= {
         p[0] for p in msg["buffer_paths"]
     }
+    assert [p[0] for p in sent[1][0]["buffer_paths"]] == ["metrics"]
+    assert set(sent[1][0]["state"]) == {"metrics_seq"}  # metrics: a buffer
+    np.testing.assert_allclose(
+        np.frombuffer(canvas.metrics, "<f4").reshape(5, 3),
+        env_metrics(xy.astype(np.float32), 0.1).astype(np.float32),
+    )
     assert bytes(buffers[[p[0] for p in msg["buffer_paths"]].index("tracks")]) == (
         xy.astype("<f4").tobytes()
     )

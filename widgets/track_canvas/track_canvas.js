@@ -87,7 +87,7 @@ function render({ model, el: root }) {
       tracks: f32(model.get("tracks")),
       valid: i32(model.get("valid")),
       reasons: i32(model.get("reasons")),
-      metrics: f32(model.get("metrics")),
+      metrics: model.get("metrics_seq") === model.get("seq") ? f32(model.get("metrics")) : new Float32Array(0),
       gates: f32(model.get("gates")),
       gateCount: i32(model.get("gate_count")),
       heading: f32(model.get("gate_heading")),
@@ -373,8 +373,10 @@ function render({ model, el: root }) {
     overlay.style.display = s && model.get("message") ? "" : "none";
   }
 
+  const now = () => performance.timeOrigin + performance.now(); // ms since the epoch
+
   function update() {
-    const recv = Date.now();
+    const recv = now();
     read();
     const drawMs = draw();
     showCounts();
@@ -383,14 +385,21 @@ function render({ model, el: root }) {
     const seq = model.get("seq");
     root.dataset.seq = String(seq);
     root.dataset.drawMs = drawMs.toFixed(2);
+    const timing = model.get("timing") || {};
     const entry = {
       seq,
+      edited: timing.edited,
+      started: timing.started,
+      cooked: timing.cooked,
       sent: model.get("sent_ms"),
       cook: model.get("cook_ms"),
       recv,
-      drawn: Date.now(),
+      drawn: now(),
       draw: drawMs,
     };
+    requestAnimationFrame(() => {
+      entry.painted = now(); // the frame that shows the new picture
+    });
     (window.__procgenDraws = window.__procgenDraws || []).push(entry);
     if (window.__procgenDraws.length > 1000) window.__procgenDraws.shift();
   }
@@ -412,7 +421,8 @@ function render({ model, el: root }) {
       `<b>env ${e}</b> · <span style="color:${ok ? VALID : INVALID}">${ok ? "valid" : "invalid"}</span>`,
     ];
     if (!ok && data.reasons[e]) lines.push(`why: ${reasonText(data.reasons[e])}`);
-    if (m.length >= (e + 1) * 3) {
+    if (m.length < (e + 1) * 3) lines.push("<i>measuring…</i>");
+    else {
       lines.push(`length ${fmt(m[e * 3])}`);
       lines.push(`smallest turn radius ${fmt(m[e * 3 + 1])}`);
       lines.push(`clearance ${fmt(m[e * 3 + 2])}`);
@@ -480,7 +490,14 @@ function render({ model, el: root }) {
 
   const ro = new ResizeObserver(() => { if (data) draw(); });
   ro.observe(wrap);
+  const metrics = () => {
+    if (data && model.get("metrics_seq") === model.get("seq")) {
+      data.metrics = f32(model.get("metrics"));
+      root.dataset.metricsSeq = String(model.get("metrics_seq"));
+    }
+  };
   model.on("change:seq", update);
+  model.on("change:metrics_seq", metrics);
   model.on("change:stale", stale);
   model.on("change:message", stale);
   if (model.get("seq") > 0) update();
@@ -488,6 +505,7 @@ function render({ model, el: root }) {
   return () => {
     ro.disconnect();
     model.off("change:seq", update);
+    model.off("change:metrics_seq", metrics);
     model.off("change:stale", stale);
     model.off("change:message", stale);
   };
