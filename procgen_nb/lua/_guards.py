@@ -43,6 +43,13 @@ local BUDGET = limits.pattern_steps      -- match steps one native pattern call 
 local CHUNK = limits.chunk               -- elements one native table call may touch
 local FORMAT = limits.pack_format        -- longest string.pack format
 
+-- a float with an integral value as the integer it stands for (as the C functions take it)
+local tointeger = math.tointeger
+local function int(x)
+  if math_type(x) == "float" then return tointeger(x) or x end
+  return x
+end
+
 local function fail(what, detail)
   error(what .. ": " .. detail, 3)
 end
@@ -52,7 +59,7 @@ end
 local REP_UNIT = 4096
 env.string.rep = function(s, n, sep)
   if type(n) == "string" then n = tonumber(n) or n end
-  if math_type(n) == "float" then n = math.tointeger(n) or n end
+  n = int(n)
   if math_type(n) ~= "integer" or n <= 0 then return s_rep(s, 0, sep) and s_rep(s, n, sep) end
   local base = s_rep(s, 1)
   local gap = sep == nil and "" or s_rep(sep, 1)
@@ -350,6 +357,7 @@ end
 -- table functions whose C loop runs over a count the script chooses (through __len, or
 -- the arguments) work in chunks of CHUNK elements, checking the ceiling between chunks
 env.table.move = function(a1, f, e, t, a2)
+  f, e, t = int(f), int(e), int(t)
   if math_type(f) == "integer" and math_type(e) == "integer" and math_type(t) == "integer"
      and e >= f and (f > 0 or e < maxinteger + f) and e - f >= CHUNK then
     t_move(a1, 1, 0, 1, a2)               -- checks the tables as the real one does
@@ -394,6 +402,7 @@ env.table.sort = function(t, comp)
 end
 
 env.table.concat = function(t, sep, i, j)
+  i, j = int(i), int(j)
   if type(t) == "table" and (i == nil or math_type(i) == "integer")
      and (j == nil or math_type(j) == "integer") then
     local first = i or 1
@@ -418,6 +427,7 @@ end
 env.table.insert = function(t, ...)
   if select("#", ...) == 2 and type(t) == "table" then
     local pos, v = ...
+    pos = int(pos)
     local e = #t
     if math_type(e) == "integer" and math_type(pos) == "integer" and pos >= 1
        and e < maxinteger and pos <= e + 1 and e + 1 - pos > CHUNK then
@@ -430,6 +440,7 @@ env.table.insert = function(t, ...)
 end
 
 env.table.remove = function(t, pos)
+  pos = int(pos)
   if type(t) == "table" then
     local size = #t
     if math_type(size) == "integer" and math_type(pos or 1) == "integer" then
