@@ -522,6 +522,16 @@ class Graph:
         self.last = CookResult(outputs, report)
         return self.last
 
+    def moved_digests(self) -> list[str]:
+        """Asks every ``cpu.read`` digest of the last cook again (nothing cooks).
+
+        Returns:
+            The nodes whose digest now answers another value (or fails): a cook would
+            cook them again. A view polls this to cook when the state a graph reads moves.
+        """
+        with self._lock:
+            return [n for n, st in self._state.items() if st.probes and _digests_moved(st)]
+
     @property
     def outputs(self) -> dict[str, Any]:
         """The outputs of the last good cook (empty before the first)."""

@@ -171,3 +171,31 @@ def test_report_text_and_html():
     ]
     assert "total: launches=4 uploads=1 readbacks=0" in text
     assert "<table>" in r.report._repr_html_()
+
+
+def test_moved_digests_names_the_nodes_a_cook_would_cook_again():
+    """Seed (cpu.read): "the graph's live digest folds it in, so a Generator cooks the graph
+    again when that state moves" -- polled without cooking."""
+
+    @pg.node
+    def reader():
+        return ops.cpu.read(
+            fn="function() return world_n end", digest="function() return world_v end"
+        )["values"][0]
+
+    @pg.node
+    def plain():
+        return 1
+
+    g = pg.Graph("poll")
+    g.add("reader", reader)
+    g.add("plain", plain)
+    assert g.moved_digests() == []  # nothing cooked yet
+    lua = g._lua_state()
+    lua.env["world_n"], lua.env["world_v"] = 3, 1
+    assert g.cook()["reader"] == 3
+    assert g.moved_digests() == []
+    lua.env["world_n"], lua.env["world_v"] = 4, 2
+    assert g.moved_digests() == ["reader"]
+    assert g.moved_digests() == ["reader"]  # polling changes nothing
+    assert g.cook()["reader"] == 4 and g.moved_digests() == []
