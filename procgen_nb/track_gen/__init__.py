@@ -13,6 +13,7 @@ from . import (
     _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
     exec,
     gates,
+    metrics,
     ops,
     plugin,
     presets,
@@ -34,6 +35,7 @@ __all__ = [
     "build",
     "exec",
     "gates",
+    "metrics",
     "ops",
     "plugin",
     "presets",

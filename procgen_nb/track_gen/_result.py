@@ -32,6 +32,9 @@ class TrackResult:
     num_envs: int
     num_points: int
     ctx: Any = dataclasses.field(repr=False, default=None)
+    _metric_arrays: dict[str, Any] = dataclasses.field(
+        repr=False, compare=False, default_factory=dict
+    )
 
     def __getitem__(self, name: str) -> wp.array:
         if name in self.attributes:
@@ -61,6 +64,18 @@ class TrackResult:
         for name, arr in sorted(self.attributes.items()):
             out[name] = self.ctx.readback(arr).reshape(E, N)
         return out
+
+    def metrics(self, straight_ratio: float = 2.0) -> dict[str, np.ndarray]:
+        """Computes the per-track metrics on the device and reads them back: one ``[E]``
+        NumPy array per name of ``metrics.METRICS`` (``pyarrow.table(result.metrics())``
+        makes a table of them). See ``procgen_nb.track_gen.metrics`` for the definitions.
+
+        Raises:
+            ParamsError: a ``straight_ratio`` that is not a number > 0.
+        """
+        from . import metrics
+
+        return metrics.compute(self, straight_ratio)
 
     def fingerprint(self) -> str:
         """Returns the sha256 of xy, valid and the attributes (sorted by name), as hex."""

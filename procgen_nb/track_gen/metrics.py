@@ -1,0 +1,146 @@
+"""Per-track metrics, computed on the device for every env at once.
+
+``metrics.compute(result)`` (or ``result.metrics()``) returns one NumPy array per metric,
+one value per env; ``metrics.table(result)`` the same as a ``pyarrow.Table`` (a dict of
+arrays is all pyarrow needs: no pandas). Two launches per call (one thread per env, then
+one thread per point) and one readback per metric; no Python loop over envs.
+
+Definitions (``p_i`` the ``N`` points of a closed loop, ``L`` its length, ``h = L/N``):
+
+- ``length``: ``L``, the sum of the ``N`` segment lengths (the closing one too).
+- ``min_turn_radius``: the smallest circumradius of three consecutive points (``inf``
+  when every triple is collinear): the quantity ``ValidityParams.min_turn_radius`` checks.
+- ``max_curvature``: the largest ``|turning angle| / mean of the two segment lengths`` at
+  a point (radians per world unit).
+- ``min_clearance``: the smallest ``|p_i - p_j|`` over pairs whose distance along the
+  loop (index distance times ``h``) exceeds ``pi/2`` times it (so the two points are not
+  neighbours on a bend: a pinch or two stretches side by side); ``L/pi``, the diameter
+  of the circle of the same length, when no pair qualifies. It is the largest
+  ``track_width`` the clearance check passes (every smaller width passes too).
+- ``turning_number``: the summed turning angles over ``2 pi``, rounded (+1 counter-clockwise).
+- ``crossings``: crossing segment pairs, as the validity stage counted them
+  (``TrackResult.crossings``; 0 for a loop that is not closed).
+- ``straight_fraction``: the share of points whose curvature is below
+  ``2 pi / (straight_ratio * L)``: they bend less than a circle ``straight_ratio`` times the
+  size of the circle of the same length.
+- ``extent_x``, ``extent_y``: the size of the axis-aligned bounding box.
+
+A loop with a non-finite point gets NaN (``turning_number`` 0).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ..errors import ParamsError
+from . import _metrics_kernels as _mk
+
+#: metric name -> (NumPy dtype, unit, one-line description), in table order
+METRICS: dict[str, tuple[str, str, str]] = {
+    "length": ("float32", "world", "length of the closed loop"),
+    "min_turn_radius": ("float32", "world", "smallest circumradius of consecutive points"),
+    "max_curvature": ("float32", "1/world", "largest turning angle per unit length"),
+    "min_clearance": ("float32", "world", "smallest distance between non-adjacent points"),
+    "turning_number": ("int32", "", "summed turning angles / 2 pi"),
+    "crossings": ("int32", "", "crossing segment pairs"),
+    "straight_fraction": ("float32", "", "share of points that are nearly straight"),
+    "extent_x": ("float32", "world", "bounding box width"),
+    "extent_y": ("float32", "world", "bounding box height"),
+}
+
+
+class _Scratch:
+    """The device arrays of one result's metrics (allocated once, reused call after call)."""
+
+    def __init__(self, device: Any, E: int):
+        f32 = lambda: wp.zeros(E, dtype=wp.float32, device=device)  # noqa: E731
+        f64 = lambda: wp.zeros(E, dtype=wp.float64, device=device)  # noqa: E731
+        self.length64, self.hmax, self.clear64 = f64(), f64(), f64()
+        self.out = {
+            "length": f32(),
+            "min_turn_radius": f32(),
+            "max_curvature": f32(),
+            "min_clearance": f32(),
+            "turning_number": wp.zeros(E, dtype=wp.int32, device=device),
+            "straight_fraction": f32(),
+            "extent_x": f32(),
+            "extent_y": f32(),
+        }
+
+
+def _check_ratio(straight_ratio: Any) -> float:
+    ok = isinstance(straight_ratio, numbers.Real) and not isinstance(straight_ratio, bool)
+    v = float(straight_ratio) if ok else math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise ParamsError(f"metrics straight_ratio: expected a number > 0, got {straight_ratio!r}")
+    return v
+
+
+def enqueue(result: Any, straight_ratio: float = 2.0) -> dict[str, wp.array]:
+    """Launches the metric kernels for ``result`` and returns the device arrays (``[E]``
+    each, by name; ``crossings`` is the result's own array). Nothing is read back.
+
+    Raises:
+        ParamsError: a ``straight_ratio`` that is not a number > 0, or a result without
+            its launch context.
+    """
+    ratio = _check_ratio(straight_ratio)
+    ctx = getattr(result, "ctx", None)
+    if ctx is None:
+        raise ParamsError(
+            f"metrics result: expected a TrackResult from a generator, got {result!r}"
+        )
+    E, N = result.num_envs, result.num_points
+    cache = result._metric_arrays
+    s = cache.get("scratch")
+    if s is None:
+        s = cache["scratch"] = _Scratch(ctx.device, E)
+    o = s.out
+    ctx.launch(
+        _mk._env_metrics_k,
+        E,
+        [result.xy, N, ratio, s.length64, s.hmax, o["min_turn_radius"], o["max_curvature"]]
+        + [o["turning_number"], o["straight_fraction"], o["extent_x"], o["extent_y"], s.clear64],
+    )
+    ctx.launch(_mk._clearance_k, E * N, [result.xy, N, s.length64, s.hmax, s.clear64])
+    ctx.launch(_mk._finish_k, E, [s.clear64, s.length64, o["min_clearance"], o["length"]])
+    arrays = dict(o)
+    arrays["crossings"] = result.crossings
+    return {name: arrays[name] for name in METRICS}
+
+
+def compute(result: Any, straight_ratio: float = 2.0) -> dict[str, np.ndarray]:
+    """Returns every metric of ``result`` as ``{name: [E] NumPy array}`` (see ``METRICS``).
+
+    Raises:
+        ParamsError: see ``enqueue``.
+    """
+    arrays = enqueue(result, straight_ratio)
+    ctx = result.ctx
+    return {name: np.asarray(ctx.readback(arr)) for name, arr in arrays.items()}
+
+
+def table(result: Any, straight_ratio: float = 2.0) -> Any:
+    """Returns the metrics with ``env``, ``valid`` and ``reason`` as a ``pyarrow.Table``.
+
+    Raises:
+        ParamsError: see ``enqueue``.
+    """
+    import pyarrow as pa
+
+    cols = compute(result, straight_ratio)
+    ctx = result.ctx
+    head = {
+        "env": np.arange(result.num_envs, dtype=np.int32),
+        "valid": np.asarray(ctx.readback(result.valid)),
+        "reason": np.asarray(ctx.readback(result.reason)),
+    }
+    return pa.table({**head, **cols})
+
+
+__all__ = ["METRICS", "compute", "enqueue", "table"]

@@ -1,0 +1,248 @@
+"""Per-track metrics against a NumPy brute force written here (float64, every pair)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import warp as wp
+
+from procgen_nb.errors import ParamsError
+from procgen_nb.track_gen import REASONS, TrackResult, metrics, ops, presets
+from procgen_nb.track_gen.exec import LaunchContext
+
+CLEARANCE_BIT = next(bit for bit, text in REASONS.items() if "clearance" in text)
+
+
+# -- the reference -----------------------------------------------------------------------
+def _cross(u, v):
+    return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
+
+
+def reference(xy: np.ndarray, straight_ratio: float = 2.0) -> dict[str, np.ndarray]:
+    """Every metric of ``[E, N, 2]`` float32 loops, by brute force in float64."""
+    p = xy.astype(np.float64)
+    E, N, _ = p.shape
+    nxt, prv = np.roll(p, -1, axis=1), np.roll(p, 1, axis=1)
+    u, v = p - prv, nxt - p
+    lu, lv = np.linalg.norm(u, axis=2), np.linalg.norm(v, axis=2)
+    L = lv.sum(axis=1)
+    cr = _cross(u, v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        circ = np.where(
+            cr != 0, lu * lv * np.linalg.norm(nxt - prv, axis=2) / (2 * abs(cr)), np.inf
+        )
+    theta = np.arctan2(cr, (u * v).sum(axis=2))
+    curv = np.abs(theta) / (0.5 * (lu + lv))
+    # clearance: every pair (i, j), index distance d along the loop, mean spacing h = L/N
+    i, j = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+    d = np.minimum(abs(i - j), N - abs(i - j))
+    dist = np.linalg.norm(p[:, :, None, :] - p[:, None, :, :], axis=3)
+    h = (L / N)[:, None, None]
+    qualifies = (d[None] > 0) & (dist < 2 * d[None] * h / math.pi)
+    clear = np.where(qualifies, dist, np.inf).min(axis=(1, 2))
+    clear = np.minimum(clear, L / math.pi)
+    ext = xy.max(axis=1) - xy.min(axis=1)
+    return {
+        "length": L,
+        "min_turn_radius": circ.min(axis=1),
+        "max_curvature": curv.max(axis=1),
+        "min_clearance": clear,
+        "turning_number": np.rint(theta.sum(axis=1) / (2 * math.pi)).astype(np.int32),
+        "crossings": crossings_reference(p),
+        "straight_fraction": (curv < (2 * math.pi / (straight_ratio * L))[:, None]).mean(axis=1),
+        "extent_x": ext[:, 0],
+        "extent_y": ext[:, 1],
+    }
+
+
+def crossings_reference(p: np.ndarray) -> np.ndarray:
+    """Pairs of non-adjacent segments that properly cross (orientation tests, every pair)."""
+    E, N, _ = p.shape
+    a, b = p, np.roll(p, -1, axis=1)
+    out = np.zeros(E, dtype=np.int32)
+    for s in range(N):
+        t = np.arange(s + 2, N)
+        if s == 0:
+            t = t[t != N - 1]
+        if t.size == 0:
+            continue
+        a1, b1 = a[:, s : s + 1], b[:, s : s + 1]
+        a2, b2 = a[:, t], b[:, t]
+        o1 = np.sign(_cross(b1 - a1, a2 - a1))
+        o2 = np.sign(_cross(b1 - a1, b2 - a1))
+        o3 = np.sign(_cross(b2 - a2, a1 - a2))
+        o4 = np.sign(_cross(b2 - a2, b1 - a2))
+        out += ((o1 * o2 < 0) & (o3 * o4 < 0)).sum(axis=1).astype(np.int32)
+    return out
+
+
+def _compare(got: dict, want: dict, envs: np.ndarray | None = None) -> None:
+    assert list(got) == list(metrics.METRICS)
+    n = len(next(iter(want.values())))
+    for name, (dtype, _, _) in metrics.METRICS.items():
+        assert got[name].dtype == np.dtype(dtype), name
+        assert got[name].shape == (n,), name
+        if dtype == "int32":
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+        elif name == "straight_fraction":
+            # a point within rounding of the threshold may flip: at most one per loop
+            N = 1.0 / np.min(np.diff(np.unique(np.r_[0.0, 1.0, want[name]]))) if n else 1
+            assert np.all(abs(got[name] - want[name]) <= 1.0 / max(N, 8) + 1e-6), name
+        else:
+            np.testing.assert_allclose(got[name], want[name], rtol=2e-6, atol=1e-6, err_msg=name)
+
+
+# -- a TrackResult of hand-made loops ---------------------------------------------------------
+def result_of(xy: np.ndarray, device: str) -> TrackResult:
+    """Wraps ``[E, N, 2]`` loops as a TrackResult, validity decided by ``ops.check_tracks``."""
+    E, N, _ = xy.shape
+    ctx = LaunchContext(device)
+    z = lambda: wp.zeros(E, dtype=wp.int32, device=device)  # noqa: E731
+    res = TrackResult(
+        xy=wp.array(xy.reshape(E * N, 2).astype(np.float32), dtype=wp.vec2, device=device),
+        valid=z(),
+        attributes={},
+        reason=z(),
+        crossings=z(),
+        turning=z(),
+        valid_count=wp.zeros(1, dtype=wp.int32, device=device),
+        num_envs=E,
+        num_points=N,
+        ctx=ctx,
+    )
+    zero = wp.zeros(1, dtype=wp.float32, device=device)
+    grid = ops.GridScratch.alloc(device, E, N)
+    ops.check_tracks(
+        ctx, res.xy, E, N, grid, zero, zero, res.valid, res.reason, res.crossings, res.turning
+    )
+    return res
+
+
+def _circle(n: int, r: float, clockwise: bool = False, phase: float = 0.0) -> np.ndarray:
+    t = phase + 2 * np.pi * np.arange(n) / n
+    if clockwise:
+        t = -t
+    return np.stack([r * np.cos(t), r * np.sin(t)], axis=1)
+
+
+# -- tests ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "generator, params",
+    [
+        ("polar", {}),
+        ("polar", {"radius_jitter": 0.9, "lobes": 12}),
+        ("checkpoint", {"radius_jitter": 0.9, "angle_jitter": 0.95}),
+        ("bezier", {}),
+    ],
+)
+def test_generated_tracks_match_the_numpy_reference(device, generator, params):
+    gen = presets.track(generator, params, num_envs=48, num_points=96, device=device, seed=7)
+    res = gen.generate()
+    xy = res.numpy()["xy"]
+    _compare(res.metrics(), reference(xy))
+
+
+def test_some_generated_tracks_cross_and_the_counts_match(device):
+    gen = presets.track(
+        "checkpoint",
+        {"radius_jitter": 0.9, "angle_jitter": 0.95, "checkpoints": 16},
+        num_envs=64,
+        num_points=96,
+        device=device,
+    )
+    res = gen.generate()
+    got = res.metrics()
+    want = crossings_reference(res.numpy()["xy"].astype(np.float64))
+    assert want.max() > 0, "expected some crossing tracks to test the count on"
+    np.testing.assert_array_equal(got["crossings"], want)
+    assert np.all(got["turning_number"][want == 0] != 0)
+
+
+def test_hand_made_loops_have_the_values_computed_by_hand(device):
+    n = 64
+    t = 2 * np.pi * (np.arange(n) + 0.5) / n  # the crossing falls between points
+    eight = np.stack([np.sin(t), np.sin(2 * t) / 2], axis=1)
+    # a stadium: two half circles of radius 1 joined by straights of length 4
+    half = np.pi * np.arange(16) / 16
+    right = np.stack([2 + np.sin(half), np.cos(half)], axis=1)  # (2, 1) down to (2, -1)
+    left = np.stack([-2 - np.sin(half), -np.cos(half)], axis=1)
+    top = np.stack([np.linspace(-2, 2, 16, endpoint=False), np.ones(16)], axis=1)
+    bottom = -top
+    stadium = np.concatenate([top, right, bottom, left])
+    loops = np.stack([_circle(n, 2.0), _circle(n, 0.5, clockwise=True, phase=0.3), eight, stadium])
+    res = result_of(loops, device)
+    m = res.metrics()
+    _compare(m, reference(loops.astype(np.float32)))
+    chord = 2 * 2.0 * math.sin(math.pi / n)
+    # circle of radius 2: every triple's circumradius is 2; no pinch, so the cap L/pi
+    assert m["length"][0] == pytest.approx(n * chord, rel=1e-6)
+    assert m["min_turn_radius"][0] == pytest.approx(2.0, rel=1e-5)
+    assert m["min_clearance"][0] == pytest.approx(n * chord / math.pi, rel=1e-6)
+    assert m["straight_fraction"][0] == 0.0
+    np.testing.assert_array_equal(m["turning_number"], [1, -1, 0, -1])  # the stadium runs clockwise
+    np.testing.assert_array_equal(m["crossings"], [0, 0, 1, 0])
+    # the stadium: straights are straight (half its points), the bends have radius 1, and
+    # its two straights are 2 apart (a chord of a bend just short of its diameter counts
+    # too: index distance times the mean spacing overstates the arc of a bend)
+    assert m["straight_fraction"][3] == pytest.approx(0.5, abs=2 / 64)
+    assert m["min_turn_radius"][3] == pytest.approx(1.0, rel=1e-3)
+    assert m["min_clearance"][3] == pytest.approx(2.0, rel=0.03)
+    np.testing.assert_allclose(m["extent_x"], [4.0, 1.0, 2.0, 6.0], rtol=3e-3)  # sampled
+
+
+def test_min_clearance_is_the_largest_track_width_that_passes():
+    gen = presets.track(
+        "polar", {"radius_jitter": 0.9}, num_envs=32, num_points=96, seed=3, device="cpu"
+    )
+    res = gen.generate()
+    m = res.metrics()
+    cap = m["length"] / math.pi
+    envs = np.flatnonzero(m["min_clearance"] < 0.99 * cap)[:4]
+    assert envs.size, "expected pinched tracks"
+    for e in envs:
+        c = float(m["min_clearance"][e])
+        for factor, flagged in ((0.999, False), (1.001, True)):
+            gen.update(validity={"track_width": c * factor})
+            reason = gen.generate().numpy()["reason"][e]
+            assert bool(reason & CLEARANCE_BIT) is flagged, (e, factor)
+
+
+def test_min_turn_radius_is_the_threshold_of_the_turn_radius_check():
+    gen = presets.track("polar", num_envs=16, num_points=64, seed=11, device="cpu")
+    m = gen.generate().metrics()
+    radius_bit = next(bit for bit, text in REASONS.items() if "turn radius" in text)
+    e = int(np.argmin(m["min_turn_radius"]))
+    r = float(m["min_turn_radius"][e])
+    for factor, flagged in ((0.999, False), (1.001, True)):
+        gen.update(validity={"min_turn_radius": r * factor, "track_width": 0.0})
+        assert bool(gen.generate().numpy()["reason"][e] & radius_bit) is flagged
+
+
+def test_a_loop_with_a_non_finite_point_gets_nan():
+    loops = np.stack([_circle(16, 1.0), _circle(16, 1.0)])
+    loops[1, 5] = np.nan
+    m = result_of(loops, "cpu").metrics()
+    assert np.isfinite(m["length"][0]) and np.isnan(m["length"][1])
+    for name in ("min_turn_radius", "max_curvature", "min_clearance", "straight_fraction"):
+        assert np.isnan(m[name][1]), name
+    assert m["turning_number"][1] == 0
+
+
+def test_metrics_make_a_pyarrow_table_without_pandas():
+    res = presets.track("polar", num_envs=8, num_points=32, device="cpu").generate()
+    direct = pa.table(res.metrics())
+    assert direct.num_rows == 8 and direct.column_names == list(metrics.METRICS)
+    t = metrics.table(res)
+    assert t.column_names[:3] == ["env", "valid", "reason"]
+    np.testing.assert_array_equal(t["valid"].to_numpy(), res.numpy()["valid"])
+    np.testing.assert_array_equal(t["length"].to_numpy(), direct["length"].to_numpy())
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "2", True, None])
+def test_a_bad_straight_ratio_is_refused(bad):
+    res = presets.track("polar", num_envs=2, num_points=16, device="cpu").generate()
+    with pytest.raises(ParamsError, match="straight_ratio"):
+        res.metrics(straight_ratio=bad)
