@@ -35,11 +35,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import cookrun
-from ._derived import derive, origin
+from ._derived import derive
 from ._fingerprint import fingerprint
+from ._kernel_params import KernelParams
 from ._traffic import Traffic, collect
 from .cookrun import CookRecording
-from .dynamic import Env, dynamic, is_dynamic, tracking
+from .dynamic import Env, dynamic, tracking
 from .errors import CookError, GraphError, ParamsError
 from .launch import logging
 from .nodes import _NO, Const, Node, _default_of, node
@@ -87,7 +88,7 @@ class CookResult:
         return self.outputs[name]
 
 
-class Graph:
+class Graph(KernelParams):
     """Nodes wired together, cooked for given parameters, time and frame.
 
     Args:
@@ -171,24 +172,6 @@ class Graph:
         self._params = out
         return dict(out)
 
-    def kernel_params(self) -> dict[str, Field]:
-        """Returns the kernel-level parameters found by the cooks so far.
-
-        Every ``device.kernel`` call of a node offers the uniforms the node gave it and its
-        specialize options (COUNT aside) as ``"node.<site>.<name>"`` (``site`` is the
-        kernel's name, ``inside``, then ``inside#2`` for its second call in the node). Set
-        one like any parameter: it then overrides what the node passes, until
-        ``clear_kernel_overrides()``.
-        """
-        return dict(self._kernel_fields)
-
-    def clear_kernel_overrides(self) -> None:
-        """Lets every node pass its own uniforms and specialize options again."""
-        self._kernel_overrides.clear()
-        for owner in {k.split(".")[0] for k in self._kernel_fields}:
-            self._state.pop(owner, None)
-        self._recording = None
-
     def set(self, **values: Any) -> None:
         """Sets parameter values by ``node__param=value`` (validated, kept for later cooks)."""
         self.values = self._checked({k.replace("__", "."): v for k, v in values.items()})
@@ -204,44 +187,6 @@ class Graph:
             node_name = key.split(".")[0]
             out[key] = fields[key].check(value, f"{node_name}")
         return out
-
-    def _learn_kernel_params(self, found: list[tuple[str, tuple]]) -> None:
-        """Adds the kernel-level params the cooked nodes offered; shows what they passed.
-
-        Only literals are offered: a uniform or option the node computed from its own
-        parameters (a dynamic value, or one marked by ``_derived``) already has a control,
-        the node's, and a kernel-level one would shadow it.
-        """
-        added = False
-        for node_name, (site, identity, uniforms, specs, options) in found:
-            uniforms = {k: v for k, v in uniforms.items() if _literal(v)}
-            specs = {k: v for k, v in specs.items() if _literal(v)}
-            for uname, v in uniforms.items():
-                key = f"{node_name}.{site}.{uname}"
-                typ = float if isinstance(v, float) else int
-                if key not in self._kernel_fields:
-                    f = Field(default=typ(v), type=typ, doc=f"uniform {uname} of {identity}")
-                    f.name = key.split(".", 1)[1]
-                    self._kernel_fields[key] = f
-                    added = True
-                if key not in self._kernel_overrides:
-                    self.values[key] = typ(v)
-            for sname, sv in specs.items():
-                key = f"{node_name}.{site}.{sname}"
-                if key not in self._kernel_fields:
-                    f = Field(
-                        default=str(sv),
-                        type=str,
-                        choices=list(options[sname]),
-                        doc=f"specialize {sname} of {identity}",
-                    )
-                    f.name = key.split(".", 1)[1]
-                    self._kernel_fields[key] = f
-                    added = True
-                if key not in self._kernel_overrides:
-                    self.values[key] = str(sv)
-        if added:
-            self._params = None
 
     def _lua_state(self) -> Any:
         if self._lua is None:
@@ -560,11 +505,6 @@ def _release(output: Any) -> None:
 
 
 _MISSING = object()
-
-
-def _literal(value: Any) -> bool:
-    """True for a value a node passed as a literal (not computed from its parameters)."""
-    return not is_dynamic(value) and not origin(value)
 
 
 def _same(a: Any, b: Any) -> bool:
