@@ -324,3 +324,16 @@ def test_guarded_load_and_collectgarbage(lua):
         "junk = nil local r = collectgarbage() return a, collectgarbage('count'), r end"
     )
     assert after < before / 2 and r == 0
+
+
+def test_ceiling_benchmark_smoke(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "lua_ceiling.py"
+    spec = importlib.util.spec_from_file_location("bench_lua_ceiling", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke"])
+    assert set(rows) == set(mod.CASES) and "ratio" in capsys.readouterr().out
+    assert all(r > 0 for r in rows.values())

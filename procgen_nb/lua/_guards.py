@@ -14,8 +14,9 @@ replaces those functions in the sandbox's tables:
   search runs natively when short, in windows when long, and as a linear (KMP) search
   for a long needle.
 - ``string.pack``, ``packsize``, ``unpack``: formats of at most ``pack_format`` bytes.
-- ``table.move``, ``sort``, ``concat``, ``insert``, ``remove``: past ``chunk`` elements
-  they work in chunks (or compare in Lua), checking the ceiling between chunks.
+- ``table.move``, ``concat``, ``insert``, ``remove``: past ``chunk`` elements they work
+  in chunks, checking the ceiling between chunks; ``table.sort`` past ``sort`` elements
+  compares in Lua (where the hook runs).
 - ``load`` (in ``SETUP``) parses a long chunk a piece at a time, and
   ``collectgarbage("collect")`` runs a step at a time.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 LIMITS = {
     "pattern_steps": 50_000_000,
     "chunk": 1 << 15,
+    "sort": 1 << 18,
     "pack_format": 4096,
 }
 
@@ -41,6 +43,7 @@ local min, max, floor, maxinteger = math.min, math.max, math.floor, math.maxinte
 
 local BUDGET = limits.pattern_steps      -- match steps one native pattern call may take
 local CHUNK = limits.chunk               -- elements one native table call may touch
+local SORT = limits.sort                 -- the longest array sorted natively
 local FORMAT = limits.pack_format        -- longest string.pack format
 
 -- a float with an integral value as the integer it stands for (as the C functions take it)
@@ -77,7 +80,7 @@ end
 -- patterns: the cost of a native match is estimated from the pattern and the subject
 -- (an upper bound on the matcher's steps); a call past BUDGET is refused, so no native
 -- call runs long without a check of the ceiling
-local cache, cached = {}, 0
+local caches, cached = {a = {}, g = {}}, 0
 local SPECIALS = "[%^%$%*%+%?%.%(%[%%%-]"
 
 local function class_end(p, i, n)
@@ -102,8 +105,8 @@ end
 -- parses a pattern: quantified single-char items (class text, quantifier, final or not),
 -- the number of items, of %b and of back references; nil for a malformed pattern
 local function parse(p, anchor_ok)
-  local key = (anchor_ok and "a" or "g") .. p
-  local info = cache[key]
+  local cache = anchor_ok and caches.a or caches.g
+  local info = cache[p]
   if info then return info end
   local n, i = #p, 1
   info = {q = {}, items = 1, b = {}, nback = 0, anchored = false, first = nil}
@@ -154,8 +157,11 @@ local function parse(p, anchor_ok)
       i = e
     end
   end
-  if cached >= 256 then cache, cached = {}, 0 end
-  cache[key] = info
+  if cached >= 512 then
+    caches.a, caches.g, cached = {}, {}, 0
+    cache = anchor_ok and caches.a or caches.g
+  end
+  cache[p] = info
   cached = cached + 1
   return info
 end
@@ -225,8 +231,8 @@ local function binom(a, k)
 end
 
 -- an upper bound on the steps of a match of `info` over s (every start, or one)
-local function estimate(s, info, refine)
-  local n = #s
+local function estimate(s, info, refine, n)
+  n = n or #s
   local memo = {}
   local k, ranges = 0, 1.0
   for _, q in ipairs(info.q) do
@@ -259,13 +265,29 @@ local function estimate(s, info, refine)
   return min(starts, binom(n + k + 1, k + 1)) * per + n
 end
 
+-- the longest subject the coarse bound lets a pattern match natively (per pattern, cached)
+local function safe_length(info)
+  if estimate(nil, info, false, 0) > BUDGET then return -1 end
+  local lo, hi = 0, 1
+  while hi < 2 ^ 40 and estimate(nil, info, false, hi) <= BUDGET do lo, hi = hi, hi * 2 end
+  while hi - lo > 1 do
+    local mid = (lo + hi) // 2
+    if estimate(nil, info, false, mid) <= BUDGET then lo = mid else hi = mid end
+  end
+  return lo
+end
+
 local function guard(what, s, p, anchor_ok)
   if type(s) ~= "string" or type(p) ~= "string" then return end
   local info = parse(p, anchor_ok)
   if info == nil then return end
-  local est = estimate(s, info, false)
-  if est <= BUDGET then return end
-  est = estimate(s, info, true)
+  local safe = info.safe
+  if safe == nil then
+    safe = safe_length(info)
+    info.safe = safe
+  end
+  if #s <= safe then return end
+  local est = estimate(s, info, true)
   if est <= BUDGET then return end
   local shown = #p <= 40 and p or s_sub(p, 1, 37) .. "..."
   error(s_format("%s: expected a pattern and subject of at most %d match steps (native "
@@ -391,7 +413,7 @@ local function less(a, b) return a < b end
 env.table.sort = function(t, comp)
   if type(t) == "table" then
     local n = #t
-    if math_type(n) == "integer" and n > CHUNK then
+    if math_type(n) == "integer" and n > SORT then
       -- the comparisons run in Lua, where the hook sees them
       if comp == nil then return t_sort(t, less) end
       local c = comp

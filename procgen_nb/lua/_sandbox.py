@@ -174,14 +174,16 @@ local function coclose(co)
   if killed[co] then return false, CEILING end
   return settle(co_close(co))
 end
+local function wrapped(co, ok, ...)
+  if tripped then real_error(CEILING, 0) end
+  if ok then return ... end
+  coclose(co)
+  real_error((...), 0)
+end
 local function cowrap(f)
   local co = cocreate(f)
   return function(...)
-    local r = pack(co_resume(co, ...))
-    if tripped then real_error(CEILING, 0) end
-    if r[1] then return unpack(r, 2, r.n) end
-    coclose(co)
-    real_error(r[2], 0)
+    return wrapped(co, co_resume(co, ...))
   end
 end
 env.coroutine = copy(coroutine)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import math
 import secrets
@@ -338,7 +339,7 @@ class LuaState:
             try:
                 res = self._helpers.run(s1, s2, f, *args)
                 res = res if isinstance(res, tuple) else (res,)
-                if res[0]:
+                if res[0] and any(_sandbox.lua_type(v) == "table" for v in res[1:]):
                     measured = self._helpers.run(
                         s1, s2, self._helpers.measure, MAX_RESULT_VALUES, *res[1:]
                     )
@@ -518,15 +519,20 @@ def _ceiling(ceiling_ms: Any, what: str = "cpu.call") -> float:
     return float(ceiling_ms)
 
 
+@functools.lru_cache(maxsize=1024)
+def _node_seed(node: str | None) -> tuple[int, int]:
+    digest = hashlib.sha256(f"procgen_nb.lua:{node or ''}".encode()).digest()
+    return (
+        int.from_bytes(digest[:8], "little", signed=True),
+        int.from_bytes(digest[8:16], "little", signed=True),
+    )
+
+
 def _seed_pair(node: str | None, seed: Any) -> tuple[int, int]:
     """The two integers ``math.randomseed`` gets before a call: (seed, 0), or by default
     two words of the SHA-256 of the node's name (the same in every process)."""
     if seed is None:
-        digest = hashlib.sha256(f"procgen_nb.lua:{node or ''}".encode()).digest()
-        return (
-            int.from_bytes(digest[:8], "little", signed=True),
-            int.from_bytes(digest[8:16], "little", signed=True),
-        )
+        return _node_seed(node)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ParamsError(f"seed: expected a whole number or None, got {seed!r}")
     return (seed + (1 << 63)) % (1 << 64) - (1 << 63), 0
