@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import (
     _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
+    dataset,
     exec,
     gates,
     metrics,
@@ -33,6 +34,7 @@ __all__ = [
     "TrackResult",
     "ValidityParams",
     "build",
+    "dataset",
     "exec",
     "gates",
     "metrics",

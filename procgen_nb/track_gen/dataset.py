@@ -1,0 +1,474 @@
+"""Track datasets: Parquet shards, each a pure function of (config, shard index).
+
+``dataset.write(config, count=, out=, shard_size=)`` splits ``count`` tracks into shards of
+``shard_size``; shard ``i`` holds tracks ``i*shard_size ...``, track ``t`` generated with the
+env seed ``config.seed + t`` at ``config.epoch``, so a shard's rows are the same whichever
+process makes it and whatever the shard size. Each shard is written to a temporary name
+and moved into place with ``os.replace``; ``_manifest.json`` (written the same way after each
+shard) holds the resolved config and the sha256 of every finished shard. A rerun skips each
+shard whose file matches its manifest hash and remakes every other one (missing, partial
+or corrupt), so an interrupted run resumes with every shard exactly once.
+
+Shards run on any ``concurrent.futures.Executor`` (in this process when None): a
+``ProcessPoolExecutor``, or a Dask cluster through ``scheduler="tcp://host:port"`` or a
+``distributed.Client`` (each worker generates on its own Warp device,
+``procgen_nb.get_device()``: CUDA where it has one). A task returns the shard's bytes and
+this process writes every file, so the workers need no shared filesystem.
+
+Parquet bytes are deterministic: fixed writer options (zstd level 3, no dictionary, one
+row group, format 2.6, statistics on, the Arrow schema stored so fixed-size lists read
+back as such), schema metadata from sorted JSON. Bytes agree
+between processes with the same versions of procgen_nb, Warp and pyarrow on the same
+kind of device (the manifest records them); a CUDA float may differ from a CPU one in the
+last bit, so a hash is checked against the file, never recomputed on another device.
+
+Columns: ``track`` (int64, the index in the dataset), ``seed`` (the config's), ``epoch``,
+``env_seed`` (int32), ``centerline`` (``num_points`` pairs of float32: a fixed-size list of
+fixed-size lists), ``z`` (when the config has a z profile), ``valid`` (bool), ``reason``
+(int32 bits of ``REASONS``; the manifest maps them to words) and every metric of
+``metrics.METRICS``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParamsError
+
+FORMAT = "procgen_nb.track_dataset/1"
+MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
+_WRITER = dict(
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=False,
+    version="2.6",
+    data_page_version="1.0",
+    write_statistics=True,
+    store_schema=True,
+)
+#: TrackGenConfig fields a dataset config carries (num_envs, device, env_seeds are per shard)
+_FIELDS = ("generator", "generator_params", "num_points", "scale", "seed", "epoch")
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
+    """Returns the dataset config as plain JSON values, every default filled in.
+
+    Args:
+        config: a ``TrackGenConfig`` or a dict of its fields (``num_envs``, ``device`` and
+            ``env_seeds`` are ignored: a shard sets them).
+        straight_ratio: ``metrics``' straight threshold.
+
+    Raises:
+        ParamsError: a field ``TrackGenConfig`` refuses, an unknown field, or env_seeds.
+        GeneratorError: an unknown generator or refused generator_params.
+    """
+    from .config import TrackGenConfig
+    from .pipeline import as_stage, resolve_params
+    from .plugin import registry
+
+    if isinstance(config, TrackGenConfig):
+        if config.env_seeds is not None:
+            raise ParamsError(
+                "dataset config env_seeds: expected None (track t has the seed seed + t), "
+                f"got {list(config.env_seeds)[:4]}..."
+            )
+        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    elif isinstance(config, Mapping):
+        fields = dict(config)
+    else:
+        raise ParamsError(f"dataset config: expected a TrackGenConfig or a dict, got {config!r}")
+    known = {f.name for f in dataclasses.fields(TrackGenConfig)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise ParamsError(f"dataset config: expected fields among {sorted(known)}, got {unknown}")
+    if fields.get("env_seeds") is not None:
+        raise ParamsError("dataset config env_seeds: expected None (track t has seed + t)")
+    fields = {k: v for k, v in fields.items() if k not in ("num_envs", "device", "env_seeds")}
+    cfg = TrackGenConfig(num_envs=1, **fields)
+    params = resolve_params(as_stage(registry.get("generator", cfg.generator)), cfg)
+    zp = cfg.z_profile
+    if zp is not None and zp is not False:
+        stage = as_stage(registry.get("stage", "z_profile"))
+        zp = stage.Params.resolve(None if zp is True else zp).to_dict()
+    out = {k: getattr(cfg, k) for k in _FIELDS}
+    out["generator_params"] = params.to_dict() if params is not None else None
+    out["validity"] = cfg.validity.to_dict()
+    out["z_profile"] = None if zp is False else zp
+    from . import metrics
+
+    out["straight_ratio"] = metrics._check_ratio(straight_ratio)
+    return _jsonable(out)
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _shard_range(count: int, shard_size: int, index: int) -> tuple[int, int]:
+    start = index * shard_size
+    return start, min(count, start + shard_size)
+
+
+def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None = None) -> Any:
+    """Generates tracks ``start..stop-1`` of the dataset ``spec`` (``resolve_config``'s
+    output) and returns them as a ``pyarrow.Table``."""
+    import pyarrow as pa
+
+    from . import metrics
+    from ._result import REASONS  # noqa: F401  (the bits the reason column holds)
+    from .config import TrackGenConfig
+    from .pipeline import TrackGenerator
+
+    E, N = stop - start, int(spec["num_points"])
+    cfg = TrackGenConfig(
+        num_envs=E,
+        num_points=N,
+        scale=spec["scale"],
+        device=device,
+        generator=spec["generator"],
+        generator_params=spec["generator_params"],
+        seed=int(spec["seed"]) + start,
+        epoch=spec["epoch"],
+        validity=spec["validity"],
+        z_profile=spec["z_profile"],
+    )
+    gen = TrackGenerator(cfg)
+    res = gen.result  # the build's warm-up call generated this config's tracks
+    got = res.numpy()
+    m = metrics.compute(res, spec["straight_ratio"])
+    pair = pa.list_(pa.float32(), 2)
+    flat = pa.array(got["xy"].reshape(-1).astype(np.float32), pa.float32())
+    cols: dict[str, Any] = {
+        "track": pa.array(np.arange(start, stop, dtype=np.int64)),
+        "seed": pa.array(np.full(E, int(spec["seed"]), dtype=np.int64)),
+        "epoch": pa.array(np.full(E, int(spec["epoch"]), dtype=np.int32)),
+        "env_seed": pa.array(np.asarray(cfg.env_seed_values(), dtype=np.int32)),
+        "centerline": pa.FixedSizeListArray.from_arrays(
+            pa.FixedSizeListArray.from_arrays(flat, type=pair), N
+        ),
+    }
+    if "z" in got:
+        z = pa.array(got["z"].reshape(-1).astype(np.float32), pa.float32())
+        cols["z"] = pa.FixedSizeListArray.from_arrays(z, N)
+    cols["valid"] = pa.array(got["valid"] != 0)
+    cols["reason"] = pa.array(got["reason"].astype(np.int32))
+    for name in metrics.METRICS:
+        cols[name] = pa.array(m[name])
+    meta = {b"procgen_nb.dataset": _canonical(spec).encode()}
+    return pa.table(cols).replace_schema_metadata(meta)
+
+
+def shard_bytes(spec: dict[str, Any], start: int, stop: int, device: str | None = None) -> bytes:
+    """Returns the Parquet bytes of tracks ``start..stop-1`` (deterministic writer options)."""
+    import pyarrow.parquet as pq
+
+    table = shard_table(spec, start, stop, device)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=max(table.num_rows, 1), **_WRITER)
+    return buf.getvalue()
+
+
+def _task(spec_json: str, index: int, start: int, stop: int) -> tuple[int, bytes, str]:
+    """What an executor runs: one shard, by value (picklable, module-level)."""
+    from ..device import get_device
+
+    device = get_device()
+    return index, shard_bytes(json.loads(spec_json), start, stop), device
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")  # hidden
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _shard_name(index: int) -> str:
+    return f"shard-{index:06d}.parquet"
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    import pyarrow
+    import warp
+
+    return {
+        "procgen_nb": version("procgen_nb"),
+        "warp": warp.__version__,
+        "pyarrow": pyarrow.__version__,
+    }
+
+
+def _load_manifest(out: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((out / MANIFEST).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ParamsError(f"dataset manifest {out / MANIFEST}: expected JSON, got {exc}") from exc
+
+
+def _executor(executor: Any, scheduler: Any) -> tuple[Any, Any]:
+    """Returns (executor, client to close) from the arguments of ``write``."""
+    if scheduler is not None and executor is not None:
+        raise ParamsError("dataset.write: expected executor= or scheduler=, got both")
+    if scheduler is not None:
+        from distributed import Client
+
+        if isinstance(scheduler, Client):
+            return scheduler.get_executor(), None
+        if not isinstance(scheduler, str):
+            raise ParamsError(
+                f"dataset.write scheduler: expected 'tcp://host:port' or a distributed.Client, "
+                f"got {scheduler!r}"
+            )
+        client = Client(scheduler)
+        return client.get_executor(), client
+    if executor is None or isinstance(executor, cf.Executor):
+        return executor, None
+    if hasattr(executor, "get_executor"):  # a distributed.Client
+        return executor.get_executor(), None
+    raise ParamsError(
+        f"dataset.write executor: expected a concurrent.futures.Executor, a distributed.Client "
+        f"or None, got {executor!r}"
+    )
+
+
+def write(
+    config: Any,
+    count: int,
+    out: str | os.PathLike,
+    shard_size: int = 4096,
+    executor: Any = None,
+    *,
+    scheduler: Any = None,
+    straight_ratio: float = 2.0,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Writes ``count`` tracks of ``config`` as Parquet shards and a manifest under ``out``.
+
+    Args:
+        config: a ``TrackGenConfig`` or a dict of its fields (``generator``,
+            ``generator_params``, ``num_points``, ``scale``, ``seed``, ``epoch``,
+            ``validity``, ``z_profile``).
+        count: tracks in the dataset (>= 1). shard_size: tracks per shard (>= 1).
+        out: the directory (made when missing).
+        executor: None (this process), any ``concurrent.futures.Executor``, or a
+            ``distributed.Client``.
+        scheduler: a Dask scheduler address (``"tcp://host:port"``) or ``distributed.Client``.
+        straight_ratio: ``metrics``' straight threshold.
+        progress: show a progress bar (tracks, tracks/s, ETA).
+
+    Returns:
+        The manifest (also in ``out/_manifest.json``), with ``"written"`` and ``"skipped"``
+        shard counts of this run added.
+
+    Raises:
+        ParamsError: a refused argument, or ``out`` holding a dataset of another config.
+    """
+    count = _positive_int("count", count)
+    shard_size = _positive_int("shard_size", shard_size)
+    spec = resolve_config(config, straight_ratio)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    num_shards = math.ceil(count / shard_size)
+    manifest = _load_manifest(out)
+    head = {"format": FORMAT, "config": spec, "count": count, "shard_size": shard_size}
+    if manifest is not None:
+        theirs = {k: manifest.get(k) for k in head}
+        if _canonical(theirs) != _canonical(head):
+            raise ParamsError(
+                f"dataset out {str(out)!r}: expected a directory for this config, count and "
+                f"shard_size (or a new one), got one holding {_canonical(theirs)[:200]}"
+            )
+        shards = dict(manifest.get("shards", {}))
+    else:
+        shards = {}
+    for stale in out.glob(".shard-*.parquet.tmp-*"):  # left by a killed run
+        stale.unlink(missing_ok=True)
+    from ._result import REASONS
+
+    manifest = {
+        **head,
+        "num_shards": num_shards,
+        "columns": _columns(spec),
+        "reasons": {str(k): v for k, v in REASONS.items()},
+        "versions": _versions(),
+        "shards": {},
+    }
+    todo = []
+    for i in range(num_shards):
+        entry = shards.get(str(i))
+        path = out / _shard_name(i)
+        if entry is not None and entry.get("sha256") == _sha256(path):
+            manifest["shards"][str(i)] = entry
+        else:
+            todo.append(i)
+    skipped = num_shards - len(todo)
+    _save_manifest(out, manifest)
+    bar = _bar(progress, count, sum(_size(count, shard_size, i) for i in todo))
+    spec_json = _canonical(spec)
+    ex, client = _executor(executor, scheduler)
+    try:
+        results = _run(ex, spec_json, todo, count, shard_size)
+        for index, data, device in results:
+            path = out / _shard_name(index)
+            _atomic_write(path, data)
+            start, stop = _shard_range(count, shard_size, index)
+            manifest["shards"][str(index)] = {
+                "file": path.name,
+                "tracks": [start, stop],
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "device": device.split(":")[0],
+            }
+            manifest["shards"] = dict(sorted(manifest["shards"].items(), key=lambda kv: int(kv[0])))
+            _save_manifest(out, manifest)
+            if bar is not None:
+                bar.update(stop - start)
+    finally:
+        if bar is not None:
+            bar.close()
+        if client is not None:
+            client.close()
+    return {**manifest, "written": len(todo), "skipped": skipped}
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParamsError(f"dataset.write {name}: expected an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _size(count: int, shard_size: int, index: int) -> int:
+    start, stop = _shard_range(count, shard_size, index)
+    return stop - start
+
+
+def _columns(spec: dict[str, Any]) -> list[str]:
+    from . import metrics
+
+    z = ["z"] if spec.get("z_profile") is not None else []
+    head = ["track", "seed", "epoch", "env_seed", "centerline", *z, "valid", "reason"]
+    return head + list(metrics.METRICS)
+
+
+def _save_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    _atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, sort_keys=False) + "\n").encode())
+
+
+def _bar(progress: bool, total: int, todo: int) -> Any:
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        initial=total - todo,
+        unit="tracks",
+        unit_scale=True,
+        desc="dataset",
+        smoothing=0.1,
+    )
+
+
+def _run(ex: Any, spec_json: str, todo: list[int], count: int, shard_size: int):
+    """Yields (index, bytes, device) as shards finish (in order when in-process)."""
+    if ex is None:
+        for i in todo:
+            yield _task(spec_json, i, *_shard_range(count, shard_size, i))
+        return
+    futures = [ex.submit(_task, spec_json, i, *_shard_range(count, shard_size, i)) for i in todo]
+    try:
+        for fut in cf.as_completed(futures):
+            yield fut.result()
+    finally:
+        for fut in futures:
+            fut.cancel()
+
+
+def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool = False) -> Any:
+    """Reads a dataset directory (its manifest's shards, in order) or one shard file.
+
+    Args:
+        path: a directory ``write`` made, or a ``.parquet`` file.
+        columns: the columns to read (all when None).
+        verify: check each shard's sha256 against the manifest first.
+
+    Returns:
+        A ``pyarrow.Table`` (``centerline`` as fixed-size lists: ``.to_numpy`` of its
+        flattened values reshapes to ``[rows, num_points, 2]``).
+
+    Raises:
+        ParamsError: no manifest or shard there, a shard missing, or (``verify``) a hash
+            that does not match.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if path.is_file():
+        return pq.read_table(path, columns=columns)
+    manifest = _load_manifest(path)
+    if manifest is None:
+        raise ParamsError(f"dataset.read path: expected a dataset directory, got {str(path)!r}")
+    tables = []
+    for i in range(manifest["num_shards"]):
+        entry = manifest["shards"].get(str(i))
+        if entry is None:
+            raise ParamsError(
+                f"dataset.read {str(path)!r}: expected shard {i} of {manifest['num_shards']}, "
+                "got none (run write again to finish it)"
+            )
+        file = path / entry["file"]
+        if verify and _sha256(file) != entry["sha256"]:
+            raise ParamsError(
+                f"dataset.read {file}: expected sha256 {entry['sha256']}, got another"
+            )
+        tables.append(pq.read_table(file, columns=columns))
+    return pa.concat_tables(tables)
+
+
+def centerlines(table: Any) -> np.ndarray:
+    """Returns a table's ``centerline`` column as a ``[rows, num_points, 2]`` float32 array."""
+    col = table.column("centerline").combine_chunks()
+    n = col.type.list_size
+    return col.flatten().flatten().to_numpy().reshape(len(col), n, 2)
+
+
+__all__ = ["FORMAT", "MANIFEST", "centerlines", "read", "resolve_config", "shard_bytes", "write"]

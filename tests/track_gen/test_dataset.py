@@ -1,0 +1,215 @@
+"""Datasets: shards a pure function of (config, index), atomic, resumable, on any executor.
+
+The reference for the rows is one ``TrackGenerator`` batch of all the tracks (env seeds
+``seed + t``): a dataset must hold exactly those tracks whatever its sharding, and the
+same bytes whoever writes it (this process, a process pool, a Dask cluster, a rerun).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from procgen_nb.errors import ParamsError
+from procgen_nb.track_gen import dataset, presets
+
+CONFIG = {"generator": "polar", "num_points": 48, "seed": 11, "epoch": 2}
+COUNT, SHARD = 40, 12  # 4 shards, the last one short
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.suffix == ".parquet"}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, bytes]:
+    out = tmp_path_factory.mktemp("reference")
+    dataset.write(CONFIG, COUNT, out, SHARD, progress=False)
+    return _files(out)
+
+
+def test_rows_are_the_tracks_of_one_batch_whatever_the_sharding(tmp_path, reference):
+    out = tmp_path / "one"
+    dataset.write(CONFIG, COUNT, out, shard_size=COUNT, progress=False)
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    for name, data in reference.items():
+        (ref_dir / name).write_bytes(data)
+    batch = presets.track(
+        "polar", num_envs=COUNT, num_points=48, env_seeds=[11 + t for t in range(COUNT)], epoch=2
+    ).generate()
+    want = batch.numpy()
+    for table in (dataset.read(out), pq.read_table(ref_dir)):
+        assert table.num_rows == COUNT
+        np.testing.assert_array_equal(table["track"].to_numpy(), np.arange(COUNT))
+        np.testing.assert_array_equal(table["env_seed"].to_numpy(), 11 + np.arange(COUNT))
+        assert set(table["epoch"].to_numpy()) == {2} and set(table["seed"].to_numpy()) == {11}
+        np.testing.assert_array_equal(dataset.centerlines(table), want["xy"])
+        np.testing.assert_array_equal(table["valid"].to_numpy(), want["valid"] != 0)
+        np.testing.assert_array_equal(table["reason"].to_numpy(), want["reason"])
+        m = batch.metrics()
+        for name in m:
+            np.testing.assert_array_equal(table[name].to_numpy(), m[name], err_msg=name)
+
+
+def test_plain_pyarrow_reads_the_folder_and_the_centerline_type(tmp_path, reference):
+    for name, data in reference.items():
+        (tmp_path / name).write_bytes(data)
+    t = pq.read_table(tmp_path)
+    assert t.num_rows == COUNT
+    typ = t.schema.field("centerline").type
+    assert typ.list_size == 48 and typ.value_type.list_size == 2
+    assert str(typ.value_type.value_type) == "float"
+
+
+def test_a_second_run_makes_the_same_bytes_and_manifest_hashes(tmp_path, reference):
+    m = dataset.write(CONFIG, COUNT, tmp_path, SHARD, progress=False)
+    assert _files(tmp_path) == reference
+    assert m["num_shards"] == 4 and m["written"] == 4 and m["skipped"] == 0
+    import hashlib
+
+    for entry in m["shards"].values():
+        assert entry["sha256"] == hashlib.sha256(reference[entry["file"]]).hexdigest()
+    again = dataset.write(CONFIG, COUNT, tmp_path, SHARD, progress=False)
+    assert again["written"] == 0 and again["skipped"] == 4
+
+
+def test_a_process_pool_writes_the_same_bytes(tmp_path, reference):
+    with cf.ProcessPoolExecutor(2) as ex:
+        dataset.write(CONFIG, COUNT, tmp_path, SHARD, executor=ex, progress=False)
+    assert _files(tmp_path) == reference
+
+
+def test_corrupt_partial_and_missing_shards_are_rewritten(tmp_path, reference):
+    dataset.write(CONFIG, COUNT, tmp_path, SHARD, progress=False)
+    names = sorted(reference)
+    (tmp_path / names[0]).write_bytes(reference[names[0]][:100])  # partial
+    corrupt = bytearray(reference[names[1]])
+    corrupt[len(corrupt) // 2] ^= 0xFF
+    (tmp_path / names[1]).write_bytes(bytes(corrupt))
+    (tmp_path / names[3]).unlink()
+    with pytest.raises(ParamsError, match="sha256"):
+        dataset.read(tmp_path, verify=True)
+    m = dataset.write(CONFIG, COUNT, tmp_path, SHARD, progress=False)
+    assert m["written"] == 3 and m["skipped"] == 1
+    assert _files(tmp_path) == reference
+    assert dataset.read(tmp_path, verify=True).num_rows == COUNT
+
+
+def test_a_run_killed_halfway_resumes_with_every_shard_once(tmp_path):
+    count, shard = 8 * 24, 8
+    code = (
+        "from procgen_nb.track_gen import dataset\n"
+        f"dataset.write({CONFIG!r}, {count}, {str(tmp_path)!r}, {shard}, progress=False)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    manifest = tmp_path / dataset.MANIFEST
+    done = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            done = len(json.loads(manifest.read_text())["shards"])
+        except (OSError, ValueError, KeyError):
+            done = 0
+        if done >= 2:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 2 <= done < 24, f"expected the run killed halfway, it had {done} of 24 shards"
+    first = json.loads(manifest.read_text())["shards"]
+    m = dataset.write(CONFIG, count, tmp_path, shard, progress=False)
+    assert m["skipped"] == len(first) and m["written"] == 24 - len(first)
+    assert sorted(_files(tmp_path)) == [f"shard-{i:06d}.parquet" for i in range(24)]
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+    table = dataset.read(tmp_path, verify=True)
+    np.testing.assert_array_equal(table["track"].to_numpy(), np.arange(count))
+    fresh = tmp_path / "fresh"
+    dataset.write(CONFIG, count, fresh, shard, progress=False)
+    assert _files(fresh) == _files(tmp_path)
+
+
+def test_another_config_in_the_same_folder_is_refused(tmp_path):
+    dataset.write(CONFIG, 8, tmp_path, 8, progress=False)
+    with pytest.raises(ParamsError, match="expected a directory for this config"):
+        dataset.write({**CONFIG, "seed": 12}, 8, tmp_path, 8, progress=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"count": 0}, "count"),
+        ({"shard_size": 1.5}, "shard_size"),
+        ({"config": {"bogus": 1}}, "expected fields"),
+        ({"config": {"env_seeds": [1]}}, "env_seeds"),
+        ({"executor": "threads"}, "executor"),
+    ],
+)
+def test_bad_arguments_are_refused(tmp_path, kwargs, match):
+    args = {"config": CONFIG, "count": 4, "out": tmp_path, "shard_size": 4, "progress": False}
+    with pytest.raises(ParamsError, match=match):
+        dataset.write(**{**args, **kwargs})
+
+
+# -- Dask ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_a_dask_cluster_of_two_worker_processes_writes_the_same_bytes(
+    tmp_path, reference, dask_client
+):
+    m = dataset.write(CONFIG, COUNT, tmp_path, SHARD, scheduler=dask_client, progress=False)
+    assert _files(tmp_path) == reference
+    assert m["written"] == 4
+    pids = set(dask_client.run(os.getpid).values())
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_a_worker_killed_mid_run_still_gives_every_shard_once(tmp_path, dask_client):
+    count, shard = 8 * 16, 8
+    out = tmp_path / "killed"
+    result: dict = {}
+
+    def run() -> None:
+        result["m"] = dataset.write(CONFIG, count, out, shard, executor=dask_client, progress=False)
+
+    th = threading.Thread(target=run)
+    th.start()
+    manifest = out / dataset.MANIFEST
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if len(json.loads(manifest.read_text())["shards"]) >= 1:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.01)
+    victim = next(iter(dask_client.run(os.getpid).values()))
+    os.kill(victim, signal.SIGKILL)
+    th.join(300)
+    assert not th.is_alive()
+    assert result["m"]["written"] == 16
+    assert sorted(_files(out)) == [f"shard-{i:06d}.parquet" for i in range(16)]
+    fresh = tmp_path / "fresh"
+    dataset.write(CONFIG, count, fresh, shard, progress=False)
+    assert _files(fresh) == _files(out)
