@@ -42,8 +42,10 @@ def test_readme_commands_are_one_line_each_and_ci_runs_the_second_verbatim():
     assert lang == "bash"
     first, second = text.strip().splitlines()
     for line in (first, second):
-        # each works without an active venv: it makes one and installs into it
-        assert line.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install ")
+        # each works without an active venv: it makes one (or reuses it) and installs into it
+        assert line.startswith(
+            "(test -d .venv || python3 -m venv .venv) && . .venv/bin/activate && pip install "
+        )
     assert first.endswith("procgen-nb demo --out demo.png")
     assert second.endswith("python -m pytest")
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
