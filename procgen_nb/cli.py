@@ -1,4 +1,5 @@
-"""The ``procgen-nb`` command: ``procgen-nb demo --out demo.png``, ``procgen-nb warmup``.
+"""The ``procgen-nb`` command: ``procgen-nb demo --out demo.png``, ``procgen-nb warmup``,
+``procgen-nb dataset --generator polar --count 1000000 --out tracks/``.
 
 Every user mistake (a bad option value, an --out that cannot be written) is refused before
 any work starts, in one line on stderr with exit status 2. Warp is imported only by the
@@ -35,6 +36,16 @@ WARMUP_DESCRIPTION = """\
 Builds every variant of every built-in kernel asset and every Warp module of the
 built-in track generators, gate generators and track ops, several at a time, and says
 how long it took and where Warp keeps them. Later first runs find them cached.
+"""
+
+DATASET_DESCRIPTION = """\
+Writes COUNT race-track centerlines as Parquet shards of SHARD_SIZE tracks, with their
+env seeds, validity and metrics, and _manifest.json (the config and a sha256 per shard).
+Each shard is a pure function of the config and its index, written under a temporary
+name and moved into place: run the same command again to finish an interrupted run (the
+shards already complete are skipped). Shards run in this process, in --workers local
+processes, or on a Dask cluster (--scheduler tcp://host:port). Read them back with
+procgen_nb.track_gen.dataset.read(OUT) or pyarrow.parquet.read_table(OUT).
 """
 
 
@@ -77,6 +88,26 @@ _seed = _bounded(int, 0, 2**31 - 1, "an integer")
 _radius = _bounded(float, 0.0, 2.0, "a number")
 _tracks = _bounded(int, 1, 64, "an integer")
 _workers = _bounded(int, 1, 64, "an integer")
+_total = _bounded(int, 1, 2**40, "an integer")
+_shard = _bounded(int, 1, 1 << 24, "an integer")
+_points = _bounded(int, 8, 1 << 16, "an integer")
+_epoch = _bounded(int, 0, 2**31 - 1, "an integer")
+
+
+def _field(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with VALUE read as JSON (``0.5``, ``true``) or else as a string."""
+    import json
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
+
+
+_field.__name__ = "KEY=VALUE"
 
 
 def _version() -> str:
@@ -108,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_Formatter)
     parser.add_argument("--version", action=_Version, help="show the versions and exit")
     sub = parser.add_subparsers(
-        dest="command", metavar="{demo,warmup}", title="commands", parser_class=_Parser
+        dest="command", metavar="{demo,warmup,dataset}", title="commands", parser_class=_Parser
     )
     sub.required = True
     demo = sub.add_parser(
@@ -167,7 +198,53 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip the track generators, gate generators and track ops",
     )
+    _dataset_parser(sub)
     return parser
+
+
+def _dataset_parser(sub) -> None:
+    ds = sub.add_parser(
+        "dataset",
+        help="write many race tracks as Parquet shards with a manifest",
+        description=DATASET_DESCRIPTION,
+        formatter_class=_Formatter,
+    )
+    ds.add_argument("--out", required=True, metavar="DIR", help="the dataset folder (made)")
+    ds.add_argument("--count", type=_total, default=10_000, help="tracks in the dataset")
+    ds.add_argument("--generator", default="polar", help="the registered track generator")
+    ds.add_argument("--shard-size", type=_shard, default=4096, help="tracks per shard")
+    ds.add_argument("--num-points", type=_points, default=256, help="points per centerline")
+    ds.add_argument("--seed", type=_seed, default=0, help="env seed of track 0 (track t: seed+t)")
+    ds.add_argument("--epoch", type=_epoch, default=0, help="the epoch of every track")
+    ds.add_argument(
+        "--param",
+        type=_field,
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a generator Params field (repeatable), e.g. --param radius_jitter=0.5",
+    )
+    ds.add_argument(
+        "--validity",
+        type=_field,
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a validity field (repeatable), e.g. --validity track_width=0.05",
+    )
+    ds.add_argument(
+        "--workers",
+        type=_workers,
+        default=None,
+        help="run shards in this many local processes; default: in this process",
+    )
+    ds.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run shards on the Dask cluster at ADDRESS (tcp://host:port)",
+    )
+    ds.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
 
 def _fail(message: str) -> int:
@@ -237,13 +314,51 @@ def _warmup(args: argparse.Namespace) -> int:
     return 1 if got["failed"] else 0
 
 
+def _dataset(args: argparse.Namespace) -> int:
+    if args.workers is not None and args.scheduler is not None:
+        return _fail("--workers: expected --workers or --scheduler, got both")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        return _fail(f"--out: expected a folder, got the file {args.out!r}")
+    import time
+
+    from .track_gen import dataset
+
+    config = {
+        "generator": args.generator,
+        "generator_params": dict(args.param or []) or None,
+        "num_points": args.num_points,
+        "seed": args.seed,
+        "epoch": args.epoch,
+        "validity": dict(args.validity or []) or None,
+    }
+    t0 = time.perf_counter()
+    kwargs = {"scheduler": args.scheduler, "progress": args.progress}
+    if args.workers is not None:
+        import concurrent.futures as cf
+
+        with cf.ProcessPoolExecutor(args.workers) as ex:
+            got = dataset.write(config, args.count, args.out, args.shard_size, ex, **kwargs)
+    else:
+        got = dataset.write(config, args.count, args.out, args.shard_size, **kwargs)
+    dt = time.perf_counter() - t0
+    made = sum(
+        b - a for a, b in (got["shards"][str(i)]["tracks"] for i in range(got["num_shards"]))
+    )
+    print(
+        f"dataset: {made} tracks in {got['num_shards']} shards under {args.out} "
+        f"({got['written']} written, {got['skipped']} already complete) in {dt:.1f} s"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     from .errors import ProcgenError
 
     try:
-        return _demo(args) if args.command == "demo" else _warmup(args)
+        run = {"demo": _demo, "warmup": _warmup, "dataset": _dataset}[args.command]
+        return run(args)
     except ProcgenError as e:
         return _fail(str(e))
     except KeyboardInterrupt:

@@ -173,3 +173,36 @@ def test_help_answers_in_under_half_a_second():
     bare = best_of_3([sys.executable, "-c", "import argparse"])
     helped = best_of_3([sys.executable, "-m", "procgen_nb.cli", "demo", "--help"])
     assert helped < bare + 0.5, f"--help {helped:.2f} s, bare interpreter {bare:.2f} s"
+
+
+def test_dataset_help_names_its_options_without_warp():
+    res = run_cli("dataset", "--help")
+    assert res.returncode == 0
+    for option in ("--out", "--count", "--shard-size", "--scheduler", "--workers", "--param"):
+        assert option in res.stdout, option
+    assert res.stdout.splitlines()[-1] == "NOWARP"
+    assert "dataset" in run_cli("--help").stdout
+
+
+def test_dataset_writes_shards_plain_pyarrow_reads_and_a_rerun_skips(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "tracks"
+    args = ["dataset", "--out", str(out), "--count", "10", "--shard-size", "4"]
+    args += ["--num-points", "16", "--seed", "3", "--param", "radius_jitter=0.5", "--no-progress"]
+    assert main(args) == 0
+    assert "10 tracks in 3 shards" in capsys.readouterr().out
+    table = pq.read_table(out)
+    assert table.num_rows == 10
+    assert sorted(table["env_seed"].to_pylist()) == list(range(3, 13))
+    assert main(args) == 0
+    assert "(0 written, 3 already complete)" in capsys.readouterr().out
+
+
+def test_dataset_refuses_a_bad_param_in_one_line(tmp_path):
+    res = run_cli("dataset", "--out", str(tmp_path / "t"), "--count", "4", "--param", "bogus=1")
+    assert res.returncode == 2
+    lines = [x for x in res.stderr.splitlines() if "error" in x]
+    assert len(lines) == 1 and "bogus" in lines[0]
+    res = run_cli("dataset", "--out", str(tmp_path / "t"), "--param", "nokey")
+    assert res.returncode == 2 and "expected KEY=VALUE" in res.stderr
