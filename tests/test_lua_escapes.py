@@ -214,6 +214,12 @@ CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
         None,
         {"ok": r"\[None\]", "LuaCeilingError": CEIL},
     ),
+    "slow pattern that is malformed past its slow part": (
+        "function() return string.rep('a', 100000):find('.-.-.-.-b[') end",
+        C,
+        None,
+        {"LuaError": r"string.find: expected a pattern and subject .*got pattern \".-.-.-.-b\[\""},
+    ),
     "string.packsize with a huge format": (
         "function() return string.packsize(string.rep('x', 1e6)) end",
         C,

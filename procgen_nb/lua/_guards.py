@@ -103,7 +103,8 @@ local function class_end(p, i, n)
 end
 
 -- parses a pattern: quantified single-char items (class text, quantifier, final or not),
--- the number of items, of %b and of back references; nil for a malformed pattern
+-- the number of items, of %b and of back references. A malformed pattern is parsed up to
+-- its fault: the matcher raises there, so what comes before bounds its work
 local function parse(p, anchor_ok)
   local cache = anchor_ok and caches.a or caches.g
   local info = cache[p]
@@ -129,15 +130,15 @@ local function parse(p, anchor_ok)
       i = i + 1
     elseif c == "%" and s_sub(p, i + 1, i + 1) == "b" then
       item()
-      if i + 3 > n then return nil end
+      if i + 3 > n then break end
       info.b[#info.b + 1] = {s_sub(p, i + 2, i + 2), s_sub(p, i + 3, i + 3)}
       info.first = info.first or false
       i = i + 4
     elseif c == "%" and s_sub(p, i + 1, i + 1) == "f" then
       item()
-      if s_sub(p, i + 2, i + 2) ~= "[" then return nil end
+      if s_sub(p, i + 2, i + 2) ~= "[" then break end
       i = class_end(p, i + 2, n)
-      if i == nil then return nil end
+      if i == nil then break end
     elseif c == "%" and s_find(s_sub(p, i + 1, i + 1), "^%d") then
       item()
       info.nback = info.nback + 1
@@ -145,8 +146,8 @@ local function parse(p, anchor_ok)
       i = i + 2
     else
       local e = class_end(p, i, n)
-      if e == nil then return nil end
       item()
+      if e == nil then break end
       local cls, qc = s_sub(p, i, e - 1), s_sub(p, e, e)
       if qc == "*" or qc == "+" or qc == "-" or qc == "?" then
         lastq = {cls = cls, q = qc, final = true}
