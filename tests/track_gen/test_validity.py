@@ -14,7 +14,7 @@ from procgen_nb.track_gen import ops, presets
 from procgen_nb.track_gen.exec import LaunchContext
 
 
-def run_checks(xy: np.ndarray, device: str, r_min: float = 0.0, width: float = 0.0) -> dict:
+def run_checks(xy: np.ndarray, device: str, r_min: float = 0.0, width: float = 0.0, **kw) -> dict:
     """Runs ops.check_tracks on [E, N, 2] loops and reads every output back."""
     E, N = xy.shape[:2]
     ctx = LaunchContext(device)
@@ -35,6 +35,7 @@ def run_checks(xy: np.ndarray, device: str, r_min: float = 0.0, width: float = 0
         outs["reason"],
         outs["crossings"],
         outs["turning"],
+        **kw,
     )
     return {k: v.numpy() for k, v in outs.items()}
 

@@ -22,7 +22,7 @@ from . import _kernels as _k
 from . import funcs
 from ._checks import BUILD, need_array, need_masks, need_size
 from ._scratch import ArcScratch, GridScratch, _check_arc, grid_size
-from ._validity import check_tracks, self_intersections, turning_number
+from ._validity import check_tracks, is_simple, self_intersections, turning_number
 
 
 def fill(ctx: Any, arr: wp.array, value: Any) -> None:
@@ -361,6 +361,7 @@ __all__ = [
     "funcs",
     "grid_cells",
     "grid_size",
+    "is_simple",
     "resample_constant_spacing",
     "resample_uniform",
     "sample_counts",

@@ -3,8 +3,8 @@
 - ``_seed_kernels``: each env's base seed, the active mask of a call, the valid count;
 - ``_resample_kernels``: arc-length and constant-spacing resampling, masked copies;
 - ``_sample_kernels``: random counts, grid cells, jittered points, the angle sort;
-- ``_validity_funcs`` and ``_validity_kernels``: the crossing, turning-number and clearance
-  checks, and the reason bits.
+- ``_crossing_funcs``, ``_validity_funcs`` and ``_validity_kernels``: the crossing,
+  turning-number and clearance checks, and the reason bits.
 
 This module gathers them under the names the ops, the pipeline and the gates launch
 (``_k._seeds_k``). Every kernel that reads a per-env ``active`` mask leaves inactive envs
@@ -31,16 +31,10 @@ from ._validity_funcs import (
     _MASK16,
     _adjacent,
     _bounds,
-    _chain_crossings,
-    _chain_segment,
-    _chain_vertex,
     _grid_build,
-    _pair_crosses,
     _turn_step,
     _turning,
     _vcell,
-    _wrap,
-    _xsign,
 )
 from ._validity_kernels import (
     CLEARANCE,
@@ -49,6 +43,7 @@ from ._validity_kernels import (
     REJECTED,
     SELF_INTERSECTING,
     TURNING,
+    _is_simple_k,
     _self_intersections_k,
     _turning_number_k,
     _validity_k,
@@ -70,26 +65,21 @@ __all__ = [
     "_arc_resample_k",
     "_attr_resample_k",
     "_bounds",
-    "_chain_crossings",
-    "_chain_segment",
-    "_chain_vertex",
     "_constant_spacing_k",
     "_count_k",
     "_grid_build",
     "_grid_cells_k",
     "_masked_copy_f_k",
     "_masked_copy_k",
-    "_pair_crosses",
     "_sample_counts_k",
     "_sample_grid_points_k",
     "_seeds_k",
     "_select_k",
+    "_is_simple_k",
     "_self_intersections_k",
     "_turn_step",
     "_turning",
     "_turning_number_k",
     "_validity_k",
     "_vcell",
-    "_wrap",
-    "_xsign",
 ]

@@ -55,15 +55,18 @@ class ArcScratch:
 
 @dataclasses.dataclass
 class GridScratch:
-    """Per-env scratch of ``self_intersections`` and ``check_tracks``: the x-monotone chains
-    of the crossing test and the uniform grid of the clearance test.
+    """Per-env scratch of ``self_intersections``, ``is_simple`` and ``check_tracks``: the
+    monotone chains of the crossing test and the uniform grid of the clearance test.
 
     Attributes:
         grid: cells per side (G) of the clearance grid. cap: grid entries per env.
         start: ``[E*(G*G+2)]`` int32 cell starts. items: ``[E*cap]`` int32 segment ids.
         vcell: ``[E*N]`` int32, each point's cell.
         ones: ``[E]`` int32 of ones (the default active mask and generator verdict).
-        chain, chain_n: ``[E*N]`` int32, the x-monotone chains (start, signed length).
+        chain, chain_n: ``[E*N]`` int32, the monotone chains (start vertex, segments).
+        order: ``[E*N]`` int32, the chains sorted by lowest x. key: ``[E*N]`` float32,
+            each chain's lowest x. bucket: ``[E*(N+1)]`` int32, the x buckets of the sort.
+        ring: ``[E*N]`` vec2, a loop without its repeated points (``is_simple``).
     """
 
     grid: int
@@ -74,6 +77,10 @@ class GridScratch:
     ones: wp.array
     chain: wp.array
     chain_n: wp.array
+    order: wp.array
+    key: wp.array
+    bucket: wp.array
+    ring: wp.array
 
     @classmethod
     def alloc(cls, device: str, num_envs: int, num_points: int) -> GridScratch:
@@ -95,6 +102,10 @@ class GridScratch:
             ones=wp.full(num_envs, 1, dtype=wp.int32, device=device),
             chain=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
             chain_n=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            order=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            key=wp.zeros(num_envs * num_points, dtype=float, device=device),
+            bucket=wp.zeros(num_envs * (num_points + 1), dtype=wp.int32, device=device),
+            ring=wp.zeros(num_envs * num_points, dtype=wp.vec2, device=device),
         )
 
 
@@ -113,10 +124,17 @@ def _check_arc(op: str, scratch: Any, E: int, raw: int, N: int, xy: bool) -> Arc
     return scratch
 
 
-def _check_grid(op: str, scratch: Any, E: int, N: int, chains_only: bool) -> GridScratch:
+def _check_grid(
+    op: str, scratch: Any, E: int, N: int, chains_only: bool, ring: bool = False
+) -> GridScratch:
     scratch = need_scratch(op, "scratch", scratch, GridScratch, _GRID)
     need_array(op, "scratch.chain", scratch.chain, wp.int32, E * N, _GRID)
     need_array(op, "scratch.chain_n", scratch.chain_n, wp.int32, E * N, _GRID)
+    need_array(op, "scratch.order", scratch.order, wp.int32, E * N, _GRID)
+    need_array(op, "scratch.key", scratch.key, wp.float32, E * N, _GRID)
+    need_array(op, "scratch.bucket", scratch.bucket, wp.int32, E * (N + 1), _GRID)
+    if ring:
+        need_array(op, "scratch.ring", scratch.ring, wp.vec2, E * N, _GRID)
     if not chains_only:
         g = need_size(op, "scratch.grid", scratch.grid)
         cap = need_size(op, "scratch.cap", scratch.cap)

@@ -12,18 +12,28 @@ from ._scratch import GridScratch, _check_grid
 
 
 def self_intersections(
-    ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array, scratch: GridScratch
+    ctx: Any,
+    xy: wp.array,
+    num_envs: int,
+    num_points: int,
+    out: wp.array,
+    scratch: GridScratch,
+    first_only: bool = False,
 ) -> None:
     """Counts the crossing pairs of non-adjacent segments of each closed loop.
 
-    Each loop is cut into x-monotone chains; only chains whose x-ranges overlap are
-    compared, by a merge along x (about O(N) for a track, O(N^2) at worst). Orientation
-    tests run in float64 from the float32 points, so their signs are exact.
+    Each loop is cut into quadrant-monotone chains (x and y both monotone: the box of any
+    run is that of its end vertices); the chains are bucketed by x and swept, and each pair
+    whose boxes meet is bisected down to single segments (about O(N) for a track, O(N^2) at
+    worst). Orientation tests run in float64 from the float32 points, so their signs are
+    exact.
 
     Args:
         xy: ``[E*num_points]`` vec2 closed loops.
-        out: ``[E]`` int32 number of intersecting segment pairs (touching counts).
+        out: ``[E]`` int32 number of intersecting segment pairs (touching counts), or with
+            ``first_only`` 1 when there is one (the search stops there) and 0 when none.
         scratch: a ``GridScratch`` for ``E`` and ``num_points``.
+        first_only: stop at the first crossing ("is there any?").
 
     Raises:
         ParamsError: a scratch that is not a ``GridScratch`` for these sizes (None
@@ -38,8 +48,40 @@ def self_intersections(
     ctx.launch(
         _k._self_intersections_k,
         E,
-        [xy, N, scratch.chain, scratch.chain_n, out],
+        [xy, N, *_chains(scratch), int(bool(first_only)), out],
     )
+
+
+def is_simple(
+    ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array, scratch: GridScratch
+) -> None:
+    """Writes 1 for each closed loop that is simple as ``shapely.is_simple`` decides (GEOS),
+    0 otherwise; the search stops at the first crossing.
+
+    Repeated consecutive points (the closing one too) are dropped first; the loop is then
+    simple when no two non-adjacent segments share a point (touching counts) and no two
+    consecutive segments fold back onto each other. A loop of one distinct point is simple.
+    The same chains as ``self_intersections``, with exact float64 orientations.
+
+    Args:
+        xy: ``[E*num_points]`` vec2 closed loops.
+        out: ``[E]`` int32, 1 simple, 0 not.
+        scratch: a ``GridScratch`` for ``E`` and ``num_points``.
+
+    Raises:
+        ParamsError: as ``self_intersections``.
+    """
+    op = "is_simple"
+    E = need_size(op, "num_envs", num_envs)
+    N = need_size(op, "num_points", num_points)
+    scratch = _check_grid(op, scratch, E, N, chains_only=True, ring=True)
+    need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
+    need_array(op, "out", out, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    ctx.launch(_k._is_simple_k, E, [xy, N, scratch.ring, *_chains(scratch), out])
+
+
+def _chains(scratch: GridScratch) -> list:
+    return [scratch.chain, scratch.chain_n, scratch.order, scratch.key, scratch.bucket]
 
 
 def check_tracks(
@@ -56,6 +98,7 @@ def check_tracks(
     turning: wp.array,
     active: wp.array | None = None,
     gen_valid: wp.array | None = None,
+    first_crossing: bool = False,
 ) -> None:
     """The validity stage: decides each closed loop's validity on the device.
 
@@ -73,6 +116,8 @@ def check_tracks(
         valid: ``[E]`` int32 out (1 valid). reason: ``[E]`` int32 out, bits of
             ``pipeline.REASONS``. crossings: ``[E]`` int32 out, crossing pairs.
             turning: ``[E]`` int32 out, turning numbers.
+        first_crossing: the crossing test stops at the first crossing; ``crossings`` then
+            holds 0 or 1 (it counts them all by default).
         active: ``[E]`` int32 mask; inactive envs are left untouched (all when None).
         gen_valid: ``[E]`` int32 generator verdicts (all accepted when None).
 
@@ -107,8 +152,8 @@ def check_tracks(
             scratch.items,
             scratch.cap,
             scratch.vcell,
-            scratch.chain,
-            scratch.chain_n,
+            *_chains(scratch),
+            int(bool(first_crossing)),
             valid,
             reason,
             crossings,
@@ -132,4 +177,4 @@ def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: 
     ctx.launch(_k._turning_number_k, E, [xy, N, out])
 
 
-__all__ = ["check_tracks", "self_intersections", "turning_number"]
+__all__ = ["check_tracks", "is_simple", "self_intersections", "turning_number"]

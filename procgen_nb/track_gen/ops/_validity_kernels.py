@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from ._validity_funcs import _MASK16, _chain_crossings, _grid_build, _turn_step, _turning
+from ._crossing_funcs import _ring_crossings, _simple_ring
+from ._validity_funcs import _MASK16, _grid_build, _turn_step, _turning
 from .funcs import ccw
 
 # portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
@@ -28,10 +29,32 @@ def _self_intersections_k(
     n: int,
     chain: wp.array(dtype=wp.int32),
     chain_n: wp.array(dtype=wp.int32),
+    order: wp.array(dtype=wp.int32),
+    key: wp.array(dtype=float),
+    bucket: wp.array(dtype=wp.int32),
+    first_only: int,
     out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    out[e] = _chain_crossings(xy, e * n, n, chain, chain_n, e * n)
+    out[e] = _ring_crossings(
+        xy, e * n, n, chain, chain_n, order, key, bucket, e * n, e * (n + 1), first_only
+    )
+
+
+@wp.kernel
+def _is_simple_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    ring: wp.array(dtype=wp.vec2),
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
+    order: wp.array(dtype=wp.int32),
+    key: wp.array(dtype=float),
+    bucket: wp.array(dtype=wp.int32),
+    out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    out[e] = _simple_ring(xy, ring, e * n, n, chain, chain_n, order, key, bucket, e * (n + 1))
 
 
 @wp.kernel
@@ -55,6 +78,10 @@ def _validity_k(
     vcell: wp.array(dtype=wp.int32),
     chain: wp.array(dtype=wp.int32),
     chain_n: wp.array(dtype=wp.int32),
+    order: wp.array(dtype=wp.int32),
+    key: wp.array(dtype=float),
+    bucket: wp.array(dtype=wp.int32),
+    first_only: int,
     valid: wp.array(dtype=wp.int32),
     reason: wp.array(dtype=wp.int32),
     crossings: wp.array(dtype=wp.int32),
@@ -110,7 +137,9 @@ def _validity_k(
         return
     if tn != 1 and tn != -1:
         flags = flags | TURNING
-    cnt = _chain_crossings(xy, base, n, chain, chain_n, base)
+    cnt = _ring_crossings(
+        xy, base, n, chain, chain_n, order, key, bucket, base, e * (n + 1), first_only
+    )
     if cnt > 0:
         flags = flags | SELF_INTERSECTING
     w = width[0]
