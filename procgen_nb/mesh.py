@@ -1,0 +1,394 @@
+"""Meshes: triangle-triangle intersection, booleans and road overlap on the device.
+
+``mesh_intersect(a, b, mode)`` wires the kernels ``procgen/intersect_pairs`` (the
+triangles of B each triangle of A crosses, through a uniform grid over B),
+``procgen/intersect_cuts`` (the segment of each pair), ``procgen/intersect_unify`` (the
+cut ends welded into vertices) and ``procgen/intersect_retri`` (the cut triangles split
+along their cuts, each piece classified inside or outside the other closed mesh by its
+winding number). ``mode="cut"`` answers the cut curves (welded vertices and edges); the
+booleans keep the pieces of A and B by side (``union``: both outside; ``intersection``:
+both inside; ``difference``: A outside B and B inside A turned over).
+
+``road_mesh(xy, width)`` triangulates the ribbon of a closed centerline (two triangles
+per segment); ``road_overlap`` lists the triangles of a road that overlap (in the xy
+plane) non-adjacent triangles of the same road, or the triangles of another road.
+
+What is read back: the grid over a mesh is built on the host from its corners (the
+inputs are host arrays); the pair total is read once to size the pair list (a pair list
+has no smaller bound than A times B); the result mesh is read back at the end. Between
+those, every count stays on the device and each kernel runs over it as a live count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from . import asset, ops
+from .columns import column_from_numpy
+from .device import resolve_device
+from .errors import CapacityError, ParamsError, UploadError
+
+__all__ = [
+    "IntersectResult",
+    "Mesh",
+    "RoadOverlap",
+    "box_mesh",
+    "mesh_intersect",
+    "mesh_volume",
+    "road_mesh",
+    "road_overlap",
+]
+
+MODES = ("cut", "union", "difference", "intersection")
+PAIRS = asset.resolve("procgen/intersect_pairs", "computeShader")
+CUTS = asset.resolve("procgen/intersect_cuts", "computeShader")
+UNIFY = asset.resolve("procgen/intersect_unify", "computeShader")
+RETRI = asset.resolve("procgen/intersect_retri", "computeShader")
+SCAN = asset.resolve("procgen/scan", "computeShader")
+#: the most grid cells the node allocates over a mesh
+MAX_CELLS = 1 << 21
+
+
+@dataclasses.dataclass
+class Mesh:
+    """A triangle mesh: ``vertices`` (n, 3) float32 and ``faces`` (m, 3) int32."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+
+    def soup(self) -> np.ndarray:
+        """Returns the (3m, 3) float32 corners, three per face."""
+        return np.ascontiguousarray(self.vertices[self.faces].reshape(-1, 3), np.float32)
+
+    @classmethod
+    def from_soup(cls, corners: np.ndarray) -> Mesh:
+        corners = np.asarray(corners, np.float32).reshape(-1, 3)
+        return cls(corners, np.arange(len(corners), dtype=np.int32).reshape(-1, 3))
+
+
+@dataclasses.dataclass
+class IntersectResult:
+    """What ``mesh_intersect(mode="cut")`` answers.
+
+    Attributes:
+        vertices: (v, 3) float32, the welded ends of the cuts.
+        edges: (e, 2) int32, each cut of a length as two vertex ids.
+        pairs: (p, 2) int32, the crossing (triangle of A, triangle of B) pairs.
+    """
+
+    vertices: np.ndarray
+    edges: np.ndarray
+    pairs: np.ndarray
+
+
+@dataclasses.dataclass
+class RoadOverlap:
+    """What ``road_overlap`` answers: the overlapping triangle pairs, and their quads."""
+
+    pairs: np.ndarray
+
+    @property
+    def quads(self) -> np.ndarray:
+        """The (i, j) ribbon quads of each pair (triangle // 2), unique, sorted."""
+        if len(self.pairs) == 0:
+            return np.zeros((0, 2), np.int32)
+        return np.unique(self.pairs // 2, axis=0).astype(np.int32)
+
+    @property
+    def overlaps(self) -> bool:
+        return len(self.pairs) > 0
+
+
+# -- host helpers --------------------------------------------------------------------------
+def box_mesh(lo, hi) -> Mesh:
+    """An axis-aligned box from corner ``lo`` to ``hi``, 12 triangles facing outward."""
+    lo = np.asarray(lo, np.float32)
+    hi = np.asarray(hi, np.float32)
+    v = np.array(
+        [[(hi if (k >> j) & 1 else lo)[j] for j in range(3)] for k in range(8)], np.float32
+    )
+    f = [
+        (0, 2, 1), (1, 2, 3),  # z lo
+        (4, 5, 6), (5, 7, 6),  # z hi
+        (0, 1, 4), (1, 5, 4),  # y lo
+        (2, 6, 3), (3, 6, 7),  # y hi
+        (0, 4, 2), (2, 4, 6),  # x lo
+        (1, 3, 5), (3, 7, 5),  # x hi
+    ]  # fmt: skip
+    return Mesh(v, np.asarray(f, np.int32))
+
+
+def mesh_volume(mesh: Mesh | np.ndarray) -> float:
+    """The signed volume a closed, outward mesh holds (divergence theorem, float64)."""
+    c = (mesh.soup() if isinstance(mesh, Mesh) else np.asarray(mesh)).astype(np.float64)
+    c = c.reshape(-1, 3, 3)
+    return float(np.einsum("ij,ij->i", c[:, 0], np.cross(c[:, 1], c[:, 2])).sum() / 6.0)
+
+
+def _soup(m: Any, name: str) -> np.ndarray:
+    if isinstance(m, Mesh):
+        s = m.soup()
+    else:
+        s = np.asarray(m, np.float32)
+        if s.ndim == 3:
+            s = s.reshape(-1, 3)
+    if s.ndim != 2 or s.shape[1] != 3 or len(s) % 3:
+        raise UploadError(
+            f"mesh_intersect {name}: expected a Mesh or (3m, 3) triangle corners, got shape {s.shape}"
+        )
+    if not np.isfinite(s).all():
+        raise UploadError(f"mesh_intersect {name}: expected finite corners, got a NaN or inf")
+    return np.ascontiguousarray(s, np.float32)
+
+
+def _grid(soup: np.ndarray, cell: float | None = None):
+    """Bins the triangles of a soup into a uniform grid; returns (words, uniforms)."""
+    tri = soup.reshape(-1, 3, 3).astype(np.float64)
+    n = len(tri)
+    if n == 0:
+        return np.zeros(2, np.int32), dict(origin=(0.0, 0.0, 0.0), cell=1.0, nx=1, ny=1, nz=1)
+    lo, hi = tri.min(axis=1), tri.max(axis=1)
+    glo, ghi = lo.min(axis=0), hi.max(axis=0)
+    span = np.maximum(ghi - glo, 0.0)
+    if cell is None:
+        cell = float(np.mean((hi - lo).max(axis=1))) * 1.5
+    cell = max(float(cell), float(span.max()) * 1e-6, 1e-6)
+    while True:
+        dims = np.maximum(np.ceil(span / cell).astype(np.int64), 1)
+        if int(np.prod(dims)) <= MAX_CELLS:
+            break
+        cell *= 1.5
+    origin = glo - 0.25 * cell * (span == 0)  # a flat extent sits inside its one cell
+    c0 = np.clip(np.floor((lo - origin) / cell), 0, dims - 1).astype(np.int64)
+    c1 = np.clip(np.floor((hi - origin) / cell), 0, dims - 1).astype(np.int64)
+    ext = c1 - c0 + 1
+    per = ext.prod(axis=1)
+    owner = np.repeat(np.arange(n), per)
+    local = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+    ex, ey = ext[owner, 0], ext[owner, 1]
+    cx = c0[owner, 0] + local % ex
+    cy = c0[owner, 1] + (local // ex) % ey
+    cz = c0[owner, 2] + local // (ex * ey)
+    cid = (cz * dims[1] + cy) * dims[0] + cx
+    order = np.argsort(cid, kind="stable")
+    cells = int(np.prod(dims))
+    start = np.searchsorted(cid[order], np.arange(cells + 1)) + cells + 1
+    words = np.concatenate([start, owner[order]]).astype(np.int32)
+    uni = dict(
+        origin=tuple(float(x) for x in origin),
+        cell=float(cell),
+        nx=int(dims[0]),
+        ny=int(dims[1]),
+        nz=int(dims[2]),
+    )
+    return words, uni
+
+
+def _run(kernel, spec, bind, domain, uniforms=None):
+    return ops.device.kernel(
+        kernel=kernel, specialize=spec, bind=bind, domain=domain, uniforms=uniforms
+    )["columns"]
+
+
+def _pairs(a, na: int, b_soup: np.ndarray, device: str, test="tri3", cell=None, skip=None):
+    """Runs intersect_pairs (count, scan, write); returns (hits, start, pairs record, total)."""
+    words, uni = _grid(b_soup, cell)
+    b = column_from_numpy(b_soup, "Vec3", device)
+    grid = column_from_numpy(words, "Int", device)
+    uni.update(skip or dict(self_pairs=0, group=1, period=0, near=0))
+    bind = {"a": a, "b": b, "grid": grid}
+    hits = _run(PAIRS, {"STAGE": "count", "TEST": test}, bind, na, uni)["hits"]
+    scanned = _run(SCAN, {"TYPE": "i32"}, {"src": hits}, na)
+    total = int(scanned["total"].numpy()[0])  # one read: the pair list has no smaller bound
+    out = _run(
+        PAIRS,
+        {"STAGE": "write", "TEST": test},
+        {**bind, "start": scanned["dst"], "n": total},
+        na,
+        uni,
+    )
+    return hits, scanned["dst"], out, total
+
+
+def _cuts(pairs, total: int, a, b, device: str):
+    dom = pairs["pair_a_count"]  # the live count: the pairs written
+    return _run(
+        CUTS, None, {"pair_a": pairs["pair_a"], "pair_b": pairs["pair_b"], "a": a, "b": b}, dom
+    )
+
+
+def mesh_intersect(
+    a: Any, b: Any, mode: str = "cut", room: int = 64, cell: float | None = None, device=None
+):
+    """Intersects two triangle meshes on the device.
+
+    Args:
+        a: a Mesh, or (3m, 3) triangle corners (a soup).
+        b: the same for B. For a boolean both are closed and face outward.
+        mode: ``cut`` (the cut curves), ``union``, ``difference`` (A minus B) or
+            ``intersection``.
+        room: the most pieces one triangle is split into.
+        cell: the edge of the grid cells (default: 1.5 times the mean triangle extent).
+        device: the Warp device (default: procgen_nb's).
+
+    Returns:
+        ``IntersectResult`` for ``cut``; a ``Mesh`` (a triangle soup) for a boolean.
+
+    Raises:
+        ParamsError: an unknown mode or a room below 1.
+        UploadError: a mesh that is not (3m, 3) finite corners.
+        CapacityError: a triangle whose pieces did not fit in ``room``.
+    """
+    if mode not in MODES:
+        raise ParamsError(f"mesh_intersect mode: expected one of {list(MODES)}, got {mode!r}")
+    if isinstance(room, bool) or not isinstance(room, int | np.integer) or room < 1:
+        raise ParamsError(f"mesh_intersect room: expected an integer >= 1, got {room!r}")
+    device = resolve_device(device)
+    sa, sb = _soup(a, "a"), _soup(b, "b")
+    na, nb = len(sa) // 3, len(sb) // 3
+    ca = column_from_numpy(sa, "Vec3", device)
+    cb = column_from_numpy(sb, "Vec3", device)
+    hits_a, start_a, pairs_ab, total = _pairs(ca, na, sb, device, cell=cell)
+    cuts_ab = _cuts(pairs_ab, total, ca, cb, device)
+    if mode == "cut":
+        return _cut_result(pairs_ab, cuts_ab, total, device)
+    hits_b, start_b, pairs_ba, _ = _pairs(cb, nb, sa, device, cell=cell)
+    cuts_ba = _cuts(pairs_ba, total, cb, ca, device)
+    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, room, "a")
+    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, room, "b")
+    (pa, ia), (pb, ib) = keep_a, keep_b
+    if mode == "union":
+        parts = [pa[ia == 0], pb[ib == 0]]
+    elif mode == "intersection":
+        parts = [pa[ia == 1], pb[ib == 1]]
+    else:
+        parts = [pa[ia == 0], pb[ib == 1][:, ::-1]]
+    return Mesh.from_soup(np.concatenate(parts).reshape(-1, 3))
+
+
+def _cut_result(pairs, cuts, total: int, device: str) -> IntersectResult:
+    size = 1 << max(4, int(2 * 2 * total).bit_length())
+    table = column_from_numpy(np.full(size, -1, np.int32), "Int", device)
+    dom = pairs["pair_a_count"]
+    out = _run(
+        UNIFY,
+        None,
+        {"p0": cuts["p0"], "p1": cuts["p1"], "table": table, "n": 2 * total},
+        dom,
+    )
+    p0, p1 = cuts["p0"].numpy()[:total], cuts["p1"].numpy()[:total]
+    nv = min(int(out["fresh_count"].words.numpy()[0]), 2 * total)
+    slots = out["fresh"].numpy()[:nv]
+    tab = out["table"].numpy()
+    ends = np.concatenate([p0[:, None], p1[:, None]], axis=1).reshape(-1, 3)
+    verts = ends[tab[slots]] if nv else np.zeros((0, 3), np.float32)
+    index = np.full(size, -1, np.int64)
+    index[slots] = np.arange(nv)
+    id0, id1 = out["id0"].numpy()[:total], out["id1"].numpy()[:total]
+    edges = np.stack([index[id0], index[id1]], axis=1) if total else np.zeros((0, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]].astype(np.int32)
+    pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
+    return IntersectResult(
+        verts.astype(np.float32), edges, np.stack([pa, pb], axis=1).astype(np.int32)
+    )
+
+
+def _pieces(tris, nt: int, hits, start, cuts, other, room: int, name: str):
+    """Splits a mesh along its cuts and classifies the pieces; returns (pieces, inside)."""
+    bind = {
+        "tris": tris,
+        "start": start,
+        "hits": hits,
+        "p0": cuts["p0"],
+        "p1": cuts["p1"],
+        "n": 3 * room * nt,
+    }
+    split = _run(RETRI, {"STAGE": "split"}, bind, nt, {"room": room})
+    cls = _run(
+        RETRI,
+        {"STAGE": "classify"},
+        {
+            "pieces": split["pieces"],
+            "piece_count": split["piece_count"],
+            "other": other,
+            "m": room * nt,
+        },
+        nt,
+        {"room": room},
+    )
+    count = split["piece_count"].numpy()
+    if (count < 0).any():
+        t = int(np.flatnonzero(count < 0)[0])
+        raise CapacityError(
+            f"mesh_intersect room: expected the pieces of every triangle of {name} to fit in "
+            f"{room}, got triangle {t} past it"
+        )
+    pieces = split["pieces"].numpy().reshape(nt, room, 3, 3)
+    inside = cls["inside"].numpy().reshape(nt, room)
+    mask = np.arange(room)[None, :] < count[:, None]
+    return pieces[mask], inside[mask]
+
+
+# -- roads ---------------------------------------------------------------------------------
+def road_mesh(xy: Any, width: float) -> Mesh:
+    """The road surface of a closed centerline: its ribbon at ``width``, triangulated.
+
+    Args:
+        xy: (n, 2) points of a closed centerline (the last joins the first), n >= 3.
+        width: the road's full width (track_width).
+
+    Returns:
+        A Mesh in the z = 0 plane: vertex 2i is the left edge at point i, 2i + 1 the
+        right; quad i (point i to i + 1) is triangles 2i and 2i + 1.
+    """
+    p = np.asarray(xy, np.float64)
+    if p.ndim != 2 or p.shape[1] != 2 or len(p) < 3 or not np.isfinite(p).all():
+        raise UploadError(f"road_mesh xy: expected (n, 2) finite points, n >= 3, got {p.shape}")
+    if not (np.isfinite(width) and width > 0):
+        raise ParamsError(f"road_mesh width: expected a number > 0, got {width!r}")
+    t = np.roll(p, -1, axis=0) - np.roll(p, 1, axis=0)  # central tangent
+    t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-30)
+    nrm = np.stack([-t[:, 1], t[:, 0]], axis=1)
+    left, right = p + nrm * (width / 2), p - nrm * (width / 2)
+    v = np.zeros((2 * len(p), 3), np.float32)
+    v[0::2, :2], v[1::2, :2] = left, right
+    i = np.arange(len(p))
+    j = (i + 1) % len(p)
+    f = np.empty((2 * len(p), 3), np.int32)
+    f[0::2] = np.stack([2 * i, 2 * i + 1, 2 * j + 1], axis=1)
+    f[1::2] = np.stack([2 * i, 2 * j + 1, 2 * j], axis=1)
+    return Mesh(v, f)
+
+
+def road_overlap(
+    xy: Any, width: float, other: Any = None, near: int = 1, device=None
+) -> RoadOverlap:
+    """The overlapping triangles of a road's surface, with itself or another road.
+
+    Args:
+        xy: (n, 2) closed centerline.
+        width: the road's width.
+        other: another road's (m, 2) closed centerline (same width), or None for the
+            road against itself.
+        near: against itself, quads ``near`` or fewer apart along the loop are adjacent
+            and not tested (1: the quad and its two neighbours).
+        device: the Warp device.
+
+    Returns:
+        RoadOverlap: ``pairs`` (k, 2): triangle of this road, triangle of the other (or of
+        itself, with the first below the second) whose xy interiors overlap.
+    """
+    device = resolve_device(device)
+    sa = road_mesh(xy, width).soup()
+    ca = column_from_numpy(sa, "Vec3", device)
+    na = len(sa) // 3
+    if other is None:
+        sb, skip = sa, dict(self_pairs=1, group=2, period=na // 2, near=int(near))
+    else:
+        sb, skip = road_mesh(other, width).soup(), None
+    _, _, pairs, total = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
+    pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
+    return RoadOverlap(np.stack([pa, pb], axis=1).astype(np.int32))
