@@ -67,7 +67,7 @@ def plane_cut(
 ):
     # the segment where triangle x crosses a plane (signed distances d); n: its points
     zero = wp.float64(0.0)
-    n = int(0)
+    n = wp.int32(0)
     p = x0
     q = x0
     if d0 == zero:
@@ -148,7 +148,7 @@ def tri_cut(a0: wp.vec3d, a1: wp.vec3d, a2: wp.vec3d, b0: wp.vec3d, b1: wp.vec3d
         return 0, none, none
     # the axis along which the planes' line runs most steeply (the same for (b, a))
     d = wp.cross(wp.cross(a1 - a0, a2 - a0), wp.cross(b1 - b0, b2 - b0))
-    k = int(0)
+    k = wp.int32(0)
     if wp.abs(d[1]) > wp.abs(d[k]):
         k = 1
     if wp.abs(d[2]) > wp.abs(d[k]):
@@ -209,7 +209,7 @@ def tri_overlap2(
 
 @wp.func
 def cell_of(x: float, o: float, cell: float, n: int) -> int:
-    c = int(0)
+    c = wp.int32(0)
     f = (x - o) / cell
     if f >= float(n):
         c = n - 1
@@ -299,7 +299,7 @@ def intersect_pairs(
     a0 = corner(a, 3 * t)
     a1 = corner(a, 3 * t + 1)
     a2 = corner(a, 3 * t + 2)
-    found = int(0)
+    found = wp.int32(0)
     # @when STAGE write
     base = start[t]
     cap = wp.min(pair_a.shape[0], pair_b.shape[0])

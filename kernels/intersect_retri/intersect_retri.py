@@ -105,7 +105,7 @@ def intersect_retri(
     pieces[base] = tris[3 * t]
     pieces[base + 1] = tris[3 * t + 1]
     pieces[base + 2] = tris[3 * t + 2]
-    m = int(1)
+    m = wp.int32(1)
     c0 = d3(tris[3 * t])
     nrm = wp.cross(d3(tris[3 * t + 1]) - c0, d3(tris[3 * t + 2]) - c0)
     first = start[t]
