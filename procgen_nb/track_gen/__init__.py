@@ -23,12 +23,14 @@ from . import (
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
+from .sweep import SweepResult, sweep
 
 __all__ = [
     "Course",
     "GateGenConfig",
     "GateGenerator",
     "REASONS",
+    "SweepResult",
     "TrackGenConfig",
     "TrackGenerator",
     "TrackResult",
@@ -41,5 +43,6 @@ __all__ = [
     "ops",
     "plugin",
     "presets",
+    "sweep",
     "testing",
 ]

@@ -81,9 +81,14 @@ def _check_ratio(straight_ratio: Any) -> float:
     return v
 
 
-def enqueue(result: Any, straight_ratio: float = 2.0) -> dict[str, wp.array]:
+def enqueue(
+    result: Any, straight_ratio: float = 2.0, clearance: bool = True
+) -> dict[str, wp.array]:
     """Launches the metric kernels for ``result`` and returns the device arrays (``[E]``
     each, by name; ``crossings`` is the result's own array). Nothing is read back.
+
+    ``clearance=False`` skips ``min_clearance`` (the one metric that looks at pairs of
+    points: most of the cost on the CPU) and leaves it NaN.
 
     Raises:
         ParamsError: a ``straight_ratio`` that is not a number > 0, or a result without
@@ -107,20 +112,26 @@ def enqueue(result: Any, straight_ratio: float = 2.0) -> dict[str, wp.array]:
         [result.xy, N, ratio, s.length64, s.hmax, o["min_turn_radius"], o["max_curvature"]]
         + [o["turning_number"], o["straight_fraction"], o["extent_x"], o["extent_y"], s.clear64],
     )
-    ctx.launch(_mk._clearance_k, E * N, [result.xy, N, s.length64, s.hmax, s.clear64])
+    if clearance:
+        ctx.launch(_mk._clearance_k, E * N, [result.xy, N, s.length64, s.hmax, s.clear64])
+    else:
+        ctx.fill(s.clear64, math.nan)
     ctx.launch(_mk._finish_k, E, [s.clear64, s.length64, o["min_clearance"], o["length"]])
     arrays = dict(o)
     arrays["crossings"] = result.crossings
     return {name: arrays[name] for name in METRICS}
 
 
-def compute(result: Any, straight_ratio: float = 2.0) -> dict[str, np.ndarray]:
-    """Returns every metric of ``result`` as ``{name: [E] NumPy array}`` (see ``METRICS``).
+def compute(
+    result: Any, straight_ratio: float = 2.0, clearance: bool = True
+) -> dict[str, np.ndarray]:
+    """Returns every metric of ``result`` as ``{name: [E] NumPy array}`` (see ``METRICS``;
+    ``clearance=False``: ``min_clearance`` NaN, as ``enqueue``).
 
     Raises:
         ParamsError: see ``enqueue``.
     """
-    arrays = enqueue(result, straight_ratio)
+    arrays = enqueue(result, straight_ratio, clearance)
     ctx = result.ctx
     return {name: np.asarray(ctx.readback(arr)) for name, arr in arrays.items()}
 

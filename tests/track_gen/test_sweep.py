@@ -1,0 +1,127 @@
+"""Sweeps against their oracle: a fresh generator built at each grid point, measured in NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from procgen_nb.errors import GeneratorError, ParamsError
+from procgen_nb.track_gen import REASONS, presets, sweep
+
+BASE = {"num_envs": 24, "num_points": 48, "seed": 5, "device": "cpu"}
+
+
+def numpy_measures(d: dict) -> dict[str, np.ndarray]:
+    """Valid flags, reason bits, length and smallest circumradius of ``numpy()`` output."""
+    p = d["xy"].astype(np.float64)
+    nxt, prv = np.roll(p, -1, axis=1), np.roll(p, 1, axis=1)
+    a, b, c = np.linalg.norm(p - prv, axis=2), np.linalg.norm(nxt - p, axis=2), None
+    c = np.linalg.norm(nxt - prv, axis=2)
+    u, v = p - prv, nxt - p
+    cross = np.abs(u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        circ = np.where(cross > 0, a * b * c / (2 * cross), np.inf)
+    return {"length": b.sum(axis=1), "min_turn_radius": circ.min(axis=1)}
+
+
+def fresh(generator_params=None, validity=None):
+    gen = presets.track("polar", generator_params, validity=validity, **BASE)
+    return gen.generate().numpy()
+
+
+def check_point(res, idx, d, levels):
+    E = BASE["num_envs"]
+    assert res.valid_fraction[idx] == np.count_nonzero(d["valid"]) / E
+    for bit, text in REASONS.items():
+        assert res.reasons[text][idx] == np.count_nonzero(d["reason"] & bit) / E, text
+    ref = numpy_measures(d)
+    for name in ("length", "min_turn_radius"):
+        np.testing.assert_allclose(
+            res.quantiles[name][idx], np.quantile(ref[name], levels), rtol=1e-5, err_msg=name
+        )
+
+
+def test_a_validity_sweep_replays_and_matches_fresh_generators():
+    gen = presets.track("polar", **BASE)
+    radii = [0.0, 0.1, 0.15, 0.25]
+    res = sweep(
+        gen, {"min_turn_radius": radii}, metrics=["length", "min_turn_radius"], progress=False
+    )
+    assert res.rebuilds == 0 and res.shape == (4,)
+    assert res.valid_fraction[0] == 1.0 > res.valid_fraction[-1]
+    for i, r in enumerate(radii):
+        check_point(res, (i,), fresh(validity={"min_turn_radius": r}), res.q)
+    assert gen.config.validity.min_turn_radius == 0.0  # put back
+
+
+def test_a_static_generator_sweep_rebuilds_and_matches_fresh_generators():
+    gen = presets.track("polar", **BASE)
+    res = sweep(gen, {"lobes": [4, 12]}, metrics=["length", "min_turn_radius"], progress=False)
+    assert res.rebuilds >= 2
+    for i, lobes in enumerate([4, 12]):
+        check_point(res, (i,), fresh(generator_params={"lobes": lobes}), res.q)
+    assert gen.params.lobes == 8
+    np.testing.assert_array_equal(gen.generate().numpy()["xy"], fresh()["xy"])
+
+
+def test_a_2d_grid_visits_every_pair():
+    gen = presets.track("polar", **BASE)
+    res = sweep(
+        gen,
+        {"radius_jitter": [0.2, 0.9], "validity.track_width": [0.0, 0.3, 0.6]},
+        metrics=["length", "min_turn_radius"],
+        q=(0.5,),
+        progress=False,
+    )
+    assert res.shape == (2, 3)
+    for i, j in np.ndindex(2, 3):
+        d = fresh(
+            generator_params={"radius_jitter": [0.2, 0.9][i]},
+            validity={"track_width": [0.0, 0.3, 0.6][j]},
+        )
+        check_point(res, (i, j), d, (0.5,))
+    t = res.table()
+    assert isinstance(t, pa.Table) and t.num_rows == 6
+    assert t["radius_jitter"].to_pylist() == [0.2, 0.2, 0.2, 0.9, 0.9, 0.9]
+    assert "length_q50" in t.column_names and "valid_fraction" in t.column_names
+    fig = res.plot()
+    assert len(fig.axes) == 2  # the image and its colorbar
+
+
+def test_a_name_builds_its_generator_and_the_plot_has_a_panel_per_metric():
+    res = sweep(
+        "polar",
+        {"track_width": [0.0, 0.5]},
+        num_envs=8,
+        num_points=32,
+        device="cpu",
+        metrics=["length", "min_clearance"],
+        progress=False,
+    )
+    assert res.num_envs == 8
+    assert np.all(np.isfinite(res.quantiles["min_clearance"]))
+    assert len(res.plot().axes) == 3
+
+
+@pytest.mark.parametrize(
+    "grid, kwargs, match",
+    [
+        ({"bogus": [1]}, {}, "bogus"),
+        ({"validity.lobes": [1]}, {}, "validity.lobes"),
+        ({"lobes": []}, {}, "1-D sequence"),
+        ({}, {}, "dict of field"),
+        ({"lobes": [4]}, {"metrics": ["speed"]}, "speed"),
+        ({"lobes": [4]}, {"q": [1.5]}, "quantile"),
+    ],
+)
+def test_bad_arguments_are_refused(grid, kwargs, match):
+    gen = presets.track("polar", **{**BASE, "num_envs": 2})
+    with pytest.raises(ParamsError, match=match):
+        sweep(gen, grid, progress=False, **kwargs)
+
+
+def test_a_value_the_params_refuse_names_the_field():
+    gen = presets.track("polar", **{**BASE, "num_envs": 2})
+    with pytest.raises(GeneratorError, match="radius_jitter"):
+        sweep(gen, {"radius_jitter": [0.5, 1.0]}, progress=False)
