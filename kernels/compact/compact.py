@@ -24,7 +24,7 @@ def compact(
     i = wp.tid()
     live = inverse.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), inverse.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(inverse.shape[0])))
     # @end
     if i >= live:
         inverse[i] = -1

@@ -118,7 +118,7 @@ def edges_runs(
     domain_count: wp.array(dtype=wp.uint32),
 ):
     i = wp.tid()
-    live = wp.min(wp.int32(domain_count[0]), wp.min(ka.shape[0], kb.shape[0]))
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(wp.min(ka.shape[0], kb.shape[0]))))
     if heads_stage(i, live, ka, kb, flag) == 1:
         wp.atomic_add(runs, 0, wp.uint32(1))
 
@@ -137,7 +137,7 @@ def edges_runs(
     domain_count: wp.array(dtype=wp.uint32),
 ):
     i = wp.tid()
-    live = wp.min(wp.int32(domain_count[0]), wp.min(ka.shape[0], kb.shape[0]))
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(wp.min(ka.shape[0], kb.shape[0]))))
     table_stage(i, live, ka, kb, flag, edge, a, b, fcount)
 
 

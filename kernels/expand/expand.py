@@ -46,7 +46,7 @@ def expand(
     # @when ELEMENTS plain
     live = wp.min(counts.shape[0], offsets.shape[0])
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     if i >= live:
         return
@@ -63,7 +63,7 @@ def expand(
         local_index[k] = t
     # @end
     # @when ELEMENTS device
-    ne = wp.min(wp.int32(element_count[0]), wp.min(counts.shape[0], offsets.shape[0]))
+    ne = wp.int32(wp.min(element_count[0], wp.uint32(wp.min(counts.shape[0], offsets.shape[0]))))
     total = wp.int32(0)
     if ne > 0:
         total = offsets[ne - 1] + wp.max(counts[ne - 1], 0)

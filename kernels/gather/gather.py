@@ -81,7 +81,7 @@ def gather(
     i = wp.tid()
     live = dst.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), dst.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(dst.shape[0])))
     # @end
     if i >= live:
         dst[i] = zero_value()

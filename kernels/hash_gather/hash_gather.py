@@ -39,8 +39,8 @@ def hash_gather(
     live = qcell.shape[0]
     points = order.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
-    points = wp.min(wp.int32(point_count[0]), points)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
+    points = wp.int32(wp.min(point_count[0], wp.uint32(points)))
     # @end
     if q >= live:
         return

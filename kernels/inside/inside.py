@@ -25,7 +25,7 @@ def inside(
     i = wp.tid()
     live = flags.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), flags.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(flags.shape[0])))
     # @end
     if i >= live:
         flags[i] = 0

@@ -41,7 +41,7 @@ def jump(
     i = wp.tid()
     live = parent_out.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), parent_out.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(parent_out.shape[0])))
     # @end
     # a pointer is followed only into slots every input holds (bound outputs may be longer)
     live = wp.min(live, wp.min(parent.shape[0], wp.min(value.shape[0], span.shape[0])))

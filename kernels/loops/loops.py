@@ -47,7 +47,7 @@ def loops(
     # @when STAGE link
     live = next.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), next.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(next.shape[0])))
     # @end
     if i >= live:
         next[i] = i

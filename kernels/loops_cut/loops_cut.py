@@ -35,7 +35,7 @@ def loops_cut(
     i = wp.tid()
     live = head.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), head.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(head.shape[0])))
     # @end
     # a pointer is followed only into slots every input holds (bound outputs may be longer)
     live = wp.min(

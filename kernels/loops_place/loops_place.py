@@ -30,7 +30,7 @@ def loops_place(
     i = wp.tid()
     live = ring.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), ring.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(ring.shape[0])))
     # @end
     # a pointer is followed only into slots every input holds (bound outputs may be longer)
     live = wp.min(

@@ -54,8 +54,8 @@ def reduce(
     segs = wp.min(out.shape[0], starts.shape[0])
     n = src.shape[0]
     # @when COUNT device
-    segs = wp.min(wp.int32(domain_count[0]), segs)
-    n = wp.min(wp.int32(src_count[0]), n)
+    segs = wp.int32(wp.min(domain_count[0], wp.uint32(segs)))
+    n = wp.int32(wp.min(src_count[0], wp.uint32(n)))
     # @end
     if s >= segs:
         return

@@ -49,7 +49,7 @@ def scan(
     n = wp.min(dst.shape[0], ends.shape[0])
     live = wp.min(n, src.shape[0])
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     live = wp.max(live, 0)  # a count word past 2**31 reads as no live slot
     acc = T(0)
@@ -68,7 +68,7 @@ def scan(
     nseg = wp.min(total.shape[0], starts.shape[0])
     segs = nseg
     # @when COUNT device
-    segs = wp.min(wp.int32(domain_count[0]), nseg)
+    segs = wp.int32(wp.min(domain_count[0], wp.uint32(nseg)))
     # @end
     n = wp.min(src.shape[0], dst.shape[0])
     for s in range(segs):

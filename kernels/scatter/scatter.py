@@ -35,7 +35,7 @@ def scatter(
     i = wp.tid()
     live = idx.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     if i >= live:
         return

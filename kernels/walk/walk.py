@@ -184,7 +184,7 @@ def walk(
     i = wp.tid()
     live = out.shape[0]
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), out.shape[0])
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(out.shape[0])))
     # @end
     if i >= live:
         out[i] = wp.vec2f(0.0, 0.0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +18,9 @@ from ..errors import BindingError, GuardError
 from ..launch import default_context
 from ._op import current_cook, op
 
+#: rooms of bounds outside a graph, keyed by call site (file, line)
 _rooms: dict[Any, int] = {}
+_WORD_MAX = 2**32 - 1
 
 
 def _next_pow2(n: int) -> int:
@@ -26,23 +30,43 @@ def _next_pow2(n: int) -> int:
 @wp.kernel
 def _clamp_count(
     count: wp.array(dtype=wp.uint32),
-    room: int,
+    room: wp.uint32,
     clamped: wp.array(dtype=wp.uint32),
     guard: wp.array(dtype=wp.int32),
 ):
-    c = wp.int32(count[0])
+    # compared as the u32 words they are: a word of 2**31 or more is a large count, not a
+    # negative one, and it outgrows the room
+    c = count[0]
     if c > room:
-        clamped[0] = wp.uint32(room)
+        clamped[0] = room
         guard[0] = 1
     else:
-        clamped[0] = wp.uint32(c)
+        clamped[0] = c
         guard[0] = 0
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _call_site() -> tuple[str, str, int]:
+    """The file and line of the first caller outside procgen_nb (a bound's site)."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE):
+        f = f.f_back
+    if f is None:
+        return ("bound", "<unknown>", 0)
+    return ("bound", f.f_code.co_filename, f.f_lineno)
 
 
 def _room_memo() -> tuple[dict[Any, int], Any]:
     scope = current_cook()
     memo = scope.memo.setdefault("rooms", {}) if scope is not None else _rooms
     return memo, scope
+
+
+def _room_key(scope: Any) -> Any:
+    """A bound's room key: its place in the cook, or outside a graph its call site."""
+    return scope.next_key("bound") if scope is not None else _call_site()
 
 
 def _words(value: Any, where: str) -> wp.array | None:
@@ -93,7 +117,7 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
             )
         if not live:
             return int(value)  # a plain number: a dynamic one is read in Python (plans again)
-        key = scope.next_key("bound") if scope is not None else None
+        key = _room_key(scope)
         room = max(_next_pow2(int(now)), memo.get(key, 0), int(capacity or 0))
         memo[key] = room
         ctx = default_context()
@@ -115,7 +139,7 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
     if capacity is not None:
         return LiveCount(words, int(capacity))
     ctx = default_context(str(words.device))
-    key = scope.next_key("bound") if scope is not None else None
+    key = _room_key(scope)
     count = int(ctx.readback(words)[0])  # the cook reads the count once
     if scope is not None:
         scope.note("wait", f"device.bound measures a count ({count})")
@@ -123,7 +147,7 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
     memo[key] = room
     clamped = ctx.zeros(1, wp.uint32)
     guard = ctx.zeros(1, wp.int32)
-    ctx.launch(_clamp_count, 1, [words, room, clamped, guard])
+    ctx.launch(_clamp_count, 1, [words, min(room, _WORD_MAX), clamped, guard])
     if scope is not None:
         scope.guards.append(Guard(guard, scope.node, None, key))
     return LiveCount(clamped, room, guard)
