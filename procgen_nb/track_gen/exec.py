@@ -3,6 +3,12 @@
 ``LaunchContext`` here is ``procgen_nb.LaunchContext`` (one device, one stream, one set of
 traffic counters) with what Stages need on top: ``bounded_loop`` for BOUNDED stages, a
 strict mode that refuses readbacks outside ``ctx.host()``, and ``sync`` for legacy helpers.
+
+Inside a caller's capture (the caller's ``ctx.record``, or a Warp capture open on the device,
+on the CPU too) a track call's recordings do not replay: their work is emitted again, so it
+joins the caller's recording, and host work (a readback, an allocation, ``ctx.host()``, a
+HOST generator's step) raises ``NotCapturableError``. ``eager_cpu=True`` runs recordings
+eagerly on the CPU (the seed's behaviour; by default the CPU records and replays).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..launch import LaunchContext as _BaseLaunchContext
 from ..launch import Recording
 from ._checks import check_int
+from .plugin import CaptureClass
 
 _tls = threading.local()
 
@@ -38,6 +45,50 @@ def _emitting() -> Iterator[None]:
         _tls.depth -= 1
 
 
+def capturing(ctx: Any) -> bool:
+    """True while a capture is open where ``ctx`` emits: ``ctx.record``, or a Warp capture on
+    its CUDA stream or (on the CPU) its device."""
+    if ctx.recording:
+        return True
+    dev = ctx._wp_device
+    if dev.is_cuda:
+        return bool(ctx.stream is not None and ctx.stream.is_capturing)
+    return bool(dev.is_capturing)
+
+
+def _not_capturable(what: str) -> NotCapturableError:
+    return NotCapturableError(
+        f"{what}: expected a capturable generator inside a caller's capture, got a HOST one "
+        "(capturable=False); call generate() outside the capture"
+    )
+
+
+class _TrackRecording(Recording):
+    """A track call's recording: inside a caller's capture it emits its body again (joining
+    the caller's recording); made inside one, it records at its first replay outside it."""
+
+    def __init__(self, ctx: LaunchContext, body: Callable[[], None], rec: Any, eager: bool):
+        counts = (rec.launches, rec.copies, rec.fills) if rec is not None else (0, 0, 0)
+        super().__init__(rec._graph if rec is not None else None, ctx.device, *counts)
+        self._ctx, self._body, self.eager = ctx, body, eager
+
+    def replay(self) -> None:
+        """Runs the work: replays the graph, or emits the body (eager, or under a capture)."""
+        if self.eager or capturing(self._ctx):
+            self._body()
+            self.replays += 1
+            return
+        if self._graph is None:
+            rec = _BaseLaunchContext.record(self._ctx, self._body)
+            self._graph, self.launches, self.copies, self.fills = (
+                rec._graph,
+                rec.launches,
+                rec.copies,
+                rec.fills,
+            )
+        super().replay()
+
+
 class LaunchContext(_BaseLaunchContext):
     """The call's launch context: ``launch``, ``copy``, ``fill``, ``scope()``, ``host()``,
     ``bounded_loop``; one device and one stream.
@@ -45,11 +96,34 @@ class LaunchContext(_BaseLaunchContext):
     Args:
         device: a Warp device name (None: ``procgen_nb.get_device()``).
         stream: a CUDA stream (None: the device's current stream).
+        eager_cpu: on the CPU, ``record`` records nothing and each replay runs the body
+            eagerly (the seed's behaviour; False records and replays, measured faster).
     """
 
-    def __init__(self, device: str | None = None, stream: Any = None):
+    def __init__(self, device: str | None = None, stream: Any = None, eager_cpu: bool = False):
         super().__init__(device, stream)
         self._strict = 0
+        self.eager_cpu = bool(eager_cpu)
+
+    def record(self, body: Callable[[], None]) -> Recording:
+        """Records ``body`` (see ``procgen_nb.LaunchContext.record``). Inside a caller's
+        capture it records nothing now: its replays there emit ``body`` into that capture."""
+        if self.eager_cpu and not self._wp_device.is_cuda:
+            return _TrackRecording(self, body, None, eager=True)
+        if capturing(self):
+            return _TrackRecording(self, body, None, eager=False)
+        return _TrackRecording(self, body, super().record(body), eager=False)
+
+    def host(self) -> Any:
+        """Marks host work of a HOST stage; refused inside a capture (NotCapturableError)."""
+        if capturing(self):
+            raise _not_capturable("ctx.host()")
+        return super().host()
+
+    def _no_alloc_while_recording(self, what: str) -> None:
+        if capturing(self) and not self.recording:
+            raise _not_capturable(f"{what} (an allocation)")
+        super()._no_alloc_while_recording(what)
 
     def launch(self, kernel: Any, dim: Any, inputs: Any = (), outputs: Any = ()) -> None:
         """Launches ``kernel`` over ``dim`` threads on this context's device and stream."""
@@ -65,8 +139,27 @@ class LaunchContext(_BaseLaunchContext):
 
     def fill(self, arr: wp.array, value: Any) -> None:
         """Fills every element of ``arr`` with ``value`` on the device."""
+        host = getattr(arr, "_procgen_host_stage", None)
+        if host is not None and capturing(self):  # a HOST generator's step starts
+            raise _not_capturable(f"generator {host!r}")
         with _emitting():
             super().fill(arr, value)
+
+    def empty(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
+        """Allocates an uninitialised device array (refused while recording)."""
+        with _emitting():
+            return super().empty(shape, dtype)
+
+    def zeros(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
+        """Allocates a zeroed device array (refused while recording); its zero fill counts
+        as work emitted through this context."""
+        with _emitting():
+            return super().zeros(shape, dtype)
+
+    def upload(self, values: Any, dtype: Any) -> wp.array:
+        """Copies host values to a new device array of ``dtype``; counts one upload."""
+        with _emitting():
+            return super().upload(values, dtype)
 
     def readback(self, arr: wp.array) -> np.ndarray:
         """Copies ``arr`` to the host (counts a readback and a wait).
@@ -75,6 +168,8 @@ class LaunchContext(_BaseLaunchContext):
             NotCapturableError: inside a recording, or inside a GRAPH/BOUNDED stage's call
                 outside ``ctx.host()``.
         """
+        if capturing(self) and not self.recording:
+            raise _not_capturable(f"readback of {arr.size} elements")
         if self._strict and not self._host_ok:
             raise NotCapturableError(
                 f"readback: expected host reads only inside ctx.host() of a HOST stage, got a "
@@ -172,6 +267,10 @@ class StageBuilder:
         self._param_buffer = param_buffer
         self.scratch_buffers: dict[str, wp.array] = {}
         self.written: dict[str, wp.array] = {}
+        if getattr(stage, "capture", None) is CaptureClass.HOST and "valid" in outputs:
+            # the pipeline fills a generator's valid output as its step starts: marked, a
+            # HOST step emitted inside a caller's capture is refused there
+            outputs["valid"]()._procgen_host_stage = self._who()
 
     def _who(self) -> str:
         return getattr(self.stage, "name", "") or type(self.stage).__name__
@@ -245,4 +344,4 @@ class StageBuilder:
         return self._param_buffer(name)
 
 
-__all__ = ["LaunchContext", "Recording", "StageBuilder", "salt"]
+__all__ = ["LaunchContext", "Recording", "StageBuilder", "capturing", "salt"]
