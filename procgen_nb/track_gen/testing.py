@@ -11,9 +11,11 @@ GeneratorSpec alike:
 - ``determinism``: two generators built from the same config give the same bytes, and
   another seed gives other bytes;
 - ``no allocation or readback``: a capturable call allocates nothing and reads nothing back,
-  and records (a HOST generator reads back only inside ``ctx.host()``);
-- ``stream discipline``: all device work goes through ``ctx`` (a legacy plugin,
-  ``accepts_ctx=False``, is reported, not failed: it runs inside ``ctx.scope()``);
+  and records; a HOST Stage reads the device back only inside ``ctx.host()`` (a
+  ``capturable=False`` GeneratorSpec may read and allocate anywhere in its call);
+- ``stream discipline``: all device work goes through ``ctx`` (allocating through
+  ``ctx.zeros`` / ``ctx.empty`` / ``ctx.upload`` counts as going through it; a legacy
+  plugin, ``accepts_ctx=False``, is reported, not failed: it runs inside ``ctx.scope()``);
 - ``provides``: a generator that provides ``"ccw"`` turns counter-clockwise.
 
 ``report = check_generator(MyStage)``; ``print(report)``; ``report.raise_if_failed()``.
@@ -93,13 +95,15 @@ class _Watch:
     def __init__(self) -> None:
         self.allocs = 0
         self.readbacks = 0
+        self.unhosted = 0  # readbacks outside ctx.host()
         self.direct = 0
         self.direct_names: list[str] = []
 
 
 @contextlib.contextmanager
-def _watching(device: str) -> Iterator[_Watch]:
-    """Counts allocations on ``device``, host reads, and device work not emitted via a ctx."""
+def _watching(device: str, ctx: Any = None) -> Iterator[_Watch]:
+    """Counts allocations on ``device``, host reads (and those outside ``ctx.host()``), and
+    device work not emitted via a ctx."""
     w = _Watch()
     dev = wp.get_device(device)
     allocators = {id(a): a for a in (dev.default_allocator, dev.get_allocator()) if a is not None}
@@ -119,6 +123,8 @@ def _watching(device: str) -> Iterator[_Watch]:
 
     def numpy(self: Any, *a: Any, **k: Any) -> Any:
         w.readbacks += 1
+        if ctx is not None and not ctx._host_ok:
+            w.unhosted += 1
         return orig_numpy(self, *a, **k)
 
     def direct(name: str, fn: Any) -> Any:
@@ -235,7 +241,7 @@ def check_generator(
     for arr, value in sentinels.values():
         ctx.fill(arr, value)
     seeds_before = ctx.readback(tg.seeds)
-    with _watching(ctx.device) as w:
+    with _watching(ctx.device, ctx) as w:
         try:
             if host:
                 tg._gen_enqueue(ctx)
@@ -263,7 +269,8 @@ def check_generator(
     )
 
     # no allocation or readback inside a capturable call; it records
-    add(_capture_check(host, w, ctx, lambda: tg._gen_enqueue(ctx)))
+    spec_form = isinstance(stage, _SpecStage)
+    add(_capture_check(host, w, ctx, lambda: tg._gen_enqueue(ctx), stage_form=not spec_form))
     # stream discipline
     legacy = isinstance(stage, _SpecStage) and not stage.spec.accepts_ctx
     add(_stream_check(legacy, w))
@@ -315,9 +322,19 @@ def _params_check(pcls: Any, spec_form: str | None) -> Check:
     return Check("params", not problems, "; ".join(problems) or f"{len(pcls.fields())} fields")
 
 
-def _capture_check(host: bool, w: Any, ctx: Any, enqueue: Callable[[], None]) -> Check:
-    """The "no allocation or readback" check: none seen by ``w``, and ``enqueue`` records."""
+def _capture_check(
+    host: bool, w: Any, ctx: Any, enqueue: Callable[[], None], stage_form: bool = True
+) -> Check:
+    """The "no allocation or readback" check: none seen by ``w``, and ``enqueue`` records; a
+    HOST Stage (``stage_form``) reads back only inside ``ctx.host()``."""
     if host:
+        if stage_form and w.unhosted:
+            return Check(
+                "no allocation or readback",
+                False,
+                f"{w.unhosted} readback(s) outside ctx.host(): a HOST Stage reads the device "
+                "only inside `with ctx.host():`",
+            )
         return Check("no allocation or readback", True, "HOST generator: runs eagerly each call")
     problems = []
     if w.allocs:

@@ -532,10 +532,30 @@ def test_status_track_registry_shim_overwrites_with_a_warning():
         registry.remove("generator", "shimplain")
 
 
+def _register_from(module_name: str, spec):
+    """Calls ``gate_generator_registry.register(spec)`` from a module named ``module_name``."""
+    mod = types.ModuleType(module_name)
+    mod.spec = spec
+    exec(
+        "from procgen_nb.track_gen._src import gate_generator_registry\n"
+        "out = gate_generator_registry.register(spec)\n",
+        mod.__dict__,
+    )
+    return mod.out
+
+
 def test_status_gate_registry_shim_duplicate_rules():
+    """Seed: "The gate registry's still raises when a different module registered the name
+    (now ``DuplicateSpecError``, still a ``ValueError``) and overwrites a spec from the same
+    module. Either emits a ``DeprecationWarning`` when it overwrites." The module is the one
+    that called ``register``, not the one that defines ``generate``."""
     spec = ring_spec("acme.shim_gate")
     same_module = ring_spec("acme.shim_gate")
-    foreign = GateGeneratorSpec("acme.shim_gate", _ring_alloc, warp_gate.order_points, lambda c: 6)
+    # generate defined in another module (warp_gate), registered from this one: same module
+    elsewhere = GateGeneratorSpec(
+        "acme.shim_gate", _ring_alloc, warp_gate.order_points, lambda c: 6
+    )
+    foreign = ring_spec("acme.shim_gate")  # generate defined here, registered from acme_other
     try:
         assert gate_generator_registry.register(spec) is spec  # silent
         assert gate_generator_registry.get("acme.shim_gate") is spec
@@ -546,12 +566,27 @@ def test_status_gate_registry_shim_duplicate_rules():
         ):
             gate_generator_registry.register(same_module)
         assert gate_generator_registry.GATE_GENERATORS["acme.shim_gate"] is same_module
+        with pytest.warns(DeprecationWarning, match="overwrote the gate generator"):
+            gate_generator_registry.register(elsewhere)
+        assert gate_generator_registry.GATE_GENERATORS["acme.shim_gate"] is elsewhere
         with pytest.raises(
             DuplicateSpecError,
-            match="expected a new name .*got a duplicate from procgen_nb.track_gen._src.warp_gate",
+            match=rf"expected a new name \(or a call from the module that registered it, "
+            rf"{__name__}\), got a duplicate registered from acme_other",
         ) as exc:
-            gate_generator_registry.register(foreign)
+            _register_from("acme_other", foreign)
         assert isinstance(exc.value, ValueError)
+        assert gate_generator_registry.GATE_GENERATORS["acme.shim_gate"] is elsewhere
+        # a name first registered from acme_other is acme_other's: this module may not take it
+        registry.remove("gate_generator", "acme.shim_gate")
+        assert _register_from("acme_other", foreign) is foreign
+        with pytest.raises(DuplicateSpecError, match="registered it, acme_other"):
+            gate_generator_registry.register(spec)
+        with pytest.warns(DeprecationWarning, match="overwrote the gate generator"):
+            _register_from("acme_other", spec)
+        # a built-in was added by the module that defines it: a plugin may not replace it
+        with pytest.raises(DuplicateSpecError, match="registered it, procgen_nb.track_gen.gates"):
+            gate_generator_registry.register(ring_spec("free"))
         with pytest.raises(TypeError):
             del gate_generator_registry.GATE_GENERATORS["acme.shim_gate"]
     finally:

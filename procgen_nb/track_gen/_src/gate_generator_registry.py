@@ -4,12 +4,16 @@
 ``"gate_generator"``), and ``GATE_GENERATORS`` is a read-only view of it. ``register``
 keeps its 0.1 rule: a name registered by a different module raises
 ``DuplicateSpecError`` (a ``ValueError``), one registered by the same module is
-overwritten with a ``DeprecationWarning``. Registering a ``GateGeneratorSpec`` is silent;
+overwritten with a ``DeprecationWarning``. "The module" is the one that called ``register``
+(not the one that defines ``generate``); for a spec added another way (a built-in,
+``registry.add``, an entry point) it is the module that defines it. Registering a ``GateGeneratorSpec`` is silent;
 binding one warns (``GateGenerator``, ``Course``, ``build``, the conformance kit).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Any
 
 from ...errors import DuplicateSpecError
@@ -18,11 +22,24 @@ from ..gates._warn import warn_at_caller
 from ..plugin import GateGeneratorSpec, _describe, registry
 from ._views import RegistryView
 
+#: name -> (the spec, the module that called register with it)
+_registrants: dict[str, tuple[Any, str | None]] = {}
+_lock = threading.Lock()
 
-def _module(spec: Any) -> str | None:
+
+def _defining_module(spec: Any) -> str | None:
     if isinstance(spec, GateGeneratorSpec):
         return getattr(spec.generate, "__module__", None)
     return getattr(spec, "__module__", None) or type(spec).__module__
+
+
+def _module(name: str, spec: Any) -> str | None:
+    """The module that registered ``spec`` under ``name``: the caller of ``register``, or
+    for a spec added another way, the module that defines it."""
+    entry = _registrants.get(name)
+    if entry is not None and entry[0] is spec:
+        return entry[1]
+    return _defining_module(spec)
 
 
 def register(spec: Any) -> Any:
@@ -37,15 +54,20 @@ def register(spec: Any) -> Any:
         GeneratorError: not a gate generator, or a malformed name.
     """
     name = getattr(spec, "name", None)
+    caller = sys._getframe(1).f_globals.get("__name__")
     _gates.ensure_builtins(registry)
-    old = registry._specs[_gates.KIND].get(name) if isinstance(name, str) else None
-    if old is not None and old is not spec and _module(old) != _module(spec):
-        raise DuplicateSpecError(
-            f"gate_generator_registry.register {name!r}: expected a new name (or a spec from "
-            f"the module that registered it, {_module(old)}), got a duplicate from "
-            f"{_module(spec)} ({_describe(old)} is registered)"
-        )
-    _gates.add_gate_stage(registry, spec, replace=True, builtin=True)
+    with _lock:
+        old = registry._specs[_gates.KIND].get(name) if isinstance(name, str) else None
+        owner = None if old is None else _module(name, old)
+        if old is not None and old is not spec and owner != caller:
+            raise DuplicateSpecError(
+                f"gate_generator_registry.register {name!r}: expected a new name (or a call "
+                f"from the module that registered it, {owner}), got a duplicate registered "
+                f"from {caller} ({_describe(old)} is registered)"
+            )
+        _gates.add_gate_stage(registry, spec, replace=True, builtin=True)
+        if isinstance(name, str):
+            _registrants[name] = (spec, caller)
     if old is not None and old is not spec:
         warn_at_caller(
             f"gate_generator_registry.register: overwrote the gate generator {name!r}; the "

@@ -38,7 +38,8 @@ class GateGenConfig:
         generator: the registered gate generator's name (``"free"``, ``"acme.slalom"``).
         generator_params: a dict of the generator's Params fields, an instance, or None.
         gate_ordering: ``"ccw"``, ``"random_pairs"``, ``"raw"`` or None (resolved by the
-            generator: ``"ccw"`` when it supports it, else the first of its orderings, sorted).
+            generator: an anchors Stage's ``preferred["order"]`` when it accepts it, else
+            ``"ccw"`` when it supports it, else the first of its orderings, sorted).
         min_gates: the fewest gates a valid layout has (>= 1).
         max_gates: G, the gate slots per env of the outputs (>= min_gates).
         min_spacing: the smallest distance between consecutive gates of a valid layout

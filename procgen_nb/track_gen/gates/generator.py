@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ...errors import GeneratorError, ParamsError
+from ...errors import GeneratorError, NotCapturableError, ParamsError
 from ...params import Params
 from .. import ops
 from .._checks import check_epoch
 from .._spec_stage import resolve_params
-from ..exec import LaunchContext, StageBuilder, _context
+from ..exec import LaunchContext, StageBuilder, _context, capturing
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
@@ -215,7 +215,8 @@ class GateGenerator:
         stage = self.stage
         legacy = isinstance(stage, LegacyGateStage)
         supported = stage.orderings if legacy else _supported(stage)
-        ordering = resolve_ordering(stage.name, supported, config.gate_ordering)
+        pref = None if legacy else (getattr(stage, "preferred", None) or {}).get("order")
+        ordering = resolve_ordering(stage.name, supported, config.gate_ordering, pref)
         cfg = copy.copy(config)
         cfg.gate_ordering = ordering
         cfg.device = self.ctx.device
@@ -405,6 +406,11 @@ class GateGenerator:
             if epoch != self.config.epoch:
                 self.config.epoch = epoch
                 self.ctx.fill(self._epoch, epoch)
+        if self.host_driven and capturing(self.ctx):
+            raise NotCapturableError(
+                f"gate generator {self.stage.name!r}: expected a capturable gate generator inside "
+                "a caller's capture, got a HOST one (capturable=False); call generate() outside it"
+            )
         if self._plan is None:
             self._plan = self._make_plan()
         for item in self._plan:
@@ -463,8 +469,6 @@ class GateGenerator:
         """
         _context("enqueue ctx", ctx, None, required=True)
         if ctx.recording and self.host_driven:
-            from ...errors import NotCapturableError
-
             raise NotCapturableError(
                 f"gate generator {self.stage.name!r}: expected a capturable generator inside a "
                 "caller's recording, got a HOST one (capturable=False); call generate() instead"

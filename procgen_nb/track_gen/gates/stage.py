@@ -92,14 +92,18 @@ def supported_orderings(stage: Any) -> frozenset[str]:
     return got
 
 
-def resolve_ordering(name: str, supported: frozenset[str], wanted: str | None) -> str:
-    """Returns the ordering to run: ``wanted``, or for None ``"ccw"`` when supported, else
-    the first of ``supported`` sorted.
+def resolve_ordering(
+    name: str, supported: frozenset[str], wanted: str | None, preferred: str | None = None
+) -> str:
+    """Returns the ordering to run: ``wanted``; for None the stage's ``preferred["order"]``
+    when it accepts it, else ``"ccw"`` when supported, else the first of ``supported`` sorted.
 
     Raises:
         GeneratorError: ``wanted`` is not in ``supported`` (a ``ValueError``).
     """
     if wanted is None:
+        if preferred in supported:
+            return str(preferred)
         return "ccw" if "ccw" in supported else sorted(supported)[0]
     if wanted not in supported:
         raise GeneratorError(

@@ -168,7 +168,7 @@ def check_gate_generator(
     seeds_before = ctx.readback(gg.seeds)
     center = gg.builder._inputs.get("xy")
     center_before = None if center is None else ctx.readback(center)
-    with _watching(ctx.device) as w:
+    with _watching(ctx.device, ctx) as w:
         try:
             if host:
                 gg._gen_enqueue(ctx)
@@ -196,7 +196,7 @@ def check_gate_generator(
             f"wrote {touched}" if touched else f"writes {sorted(stage.writes)}",
         )
     )
-    add(_capture_check(host, w, ctx, lambda: gg._gen_enqueue(ctx)))
+    add(_capture_check(host, w, ctx, lambda: gg._gen_enqueue(ctx), stage_form=not legacy))
     add(_stream_check(bool(legacy and not stage.spec.accepts_ctx), w))
 
     # determinism per seed

@@ -1,0 +1,220 @@
+"""``generate()`` inside a caller's capture on the CPU (seed 004, "When your code runs").
+
+References: a counter kernel that counts how many times a generator's body ran (each run
+adds one, so the count after k replays is hand-computed), and for whole tracks the
+DESIGN's oracle for recordings, a fresh generator built for the same epoch.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+import warp as wp
+
+import procgen_nb
+from procgen_nb.errors import NotCapturableError
+from procgen_nb.track_gen import (
+    GateGenConfig,
+    GateGenerator,
+    TrackGenConfig,
+    TrackGenerator,
+    presets,
+)
+from procgen_nb.track_gen.exec import LaunchContext, capturing
+from procgen_nb.track_gen.gates import Free
+from procgen_nb.track_gen.plugin import CaptureClass, GeneratorSpec
+
+
+@wp.kernel
+def _ring_count_k(
+    raw: int,
+    runs: wp.array(dtype=wp.int32),
+    xy: wp.array(dtype=wp.vec2),
+    valid: wp.array(dtype=wp.int32),
+):
+    tid = wp.tid()
+    i = tid % raw
+    th = 6.283185307179586 * float(i) / float(raw)
+    xy[tid] = wp.vec2(wp.cos(th), wp.sin(th))
+    valid[tid / raw] = 1
+    if tid == 0:
+        runs[0] = runs[0] + 1
+
+
+def _counting_spec(name: str, capturable: bool = True, reads: bool = False) -> GeneratorSpec:
+    """A ring generator whose scratch ``runs[0]`` counts the runs of its body."""
+
+    def alloc(config):
+        return types.SimpleNamespace(runs=wp.zeros(1, dtype=wp.int32, device=str(config.device)))
+
+    def generate(seeds_wp, config, out, valid, scratch, ctx=None):
+        n = config.num_points
+        ctx.launch(_ring_count_k, config.num_envs * n, [n, scratch.runs, out, valid])
+        if reads:
+            ctx.readback(scratch.runs)  # host control flow (capturable=False)
+
+    return GeneratorSpec(
+        name=name, alloc_scratch=alloc, generate=generate, capturable=capturable, accepts_ctx=True
+    )
+
+
+def _runs(tg: TrackGenerator) -> int:
+    return int(tg.ctx.readback(_scratch(tg).runs)[0])
+
+
+def _scratch(tg: TrackGenerator):
+    # the spec's scratch is the first argument its generate closes over: find it by type
+    for cell in tg._gen_enqueue.__closure__ or ():
+        v = cell.cell_contents
+        if isinstance(v, types.SimpleNamespace) and hasattr(v, "runs"):
+            return v
+    raise AssertionError("no scratch")
+
+
+def _caller_captures(kind: str, tg: TrackGenerator, body):
+    """Runs ``body`` inside the caller's capture of ``kind``; returns a replay function."""
+    if kind == "same ctx":
+        rec = tg.ctx.record(body)
+        return rec.replay
+    if kind == "other ctx":
+        rec = LaunchContext("cpu").record(body)
+        return rec.replay
+    with wp.ScopedCapture(device="cpu") as cap:  # "warp": a plain Warp capture
+        body()
+    return lambda: wp.capture_launch(cap.graph)
+
+
+KINDS = ["same ctx", "other ctx", "warp"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("cached", [True, False], ids=["plan recorded", "first call"])
+def test_generator_work_joins_the_callers_capture(kind, cached, capfd):
+    """Seed: "After that it runs once per eager call (cpu) and once per recording: into the
+    generator's own graph on the first cuda call, or into a caller's graph when
+    ``generate()`` is called inside the caller's capture. Replays do not run Python at all"."""
+    tg = TrackGenerator(
+        TrackGenConfig(num_envs=4, num_points=32, device="cpu"), generator=_counting_spec("t.c")
+    )
+    assert _runs(tg) == 1  # the warm-up
+    if cached:
+        tg.generate()
+        assert _runs(tg) == 2
+    before = _runs(tg)
+    replay = _caller_captures(kind, tg, lambda: tg.generate())
+    assert _runs(tg) == before  # recording runs nothing
+    for k in range(1, 4):
+        replay()
+        assert _runs(tg) == before + k  # each replay of the caller's graph runs the body
+    tg.generate()  # and the generator's own calls still work after the capture
+    assert _runs(tg) == before + 4
+    assert "APIC error" not in capfd.readouterr().out + capfd.readouterr().err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_whole_pipeline_replays_from_the_callers_capture(kind):
+    """Seed: ``generate()`` inside the caller's capture is recorded into the caller's graph:
+    replaying it gives the tracks of that call (oracle: a fresh generator at that epoch)."""
+    kw = dict(generator="polar", num_envs=8, num_points=32, device="cpu")
+    fresh = {e: presets.track(epoch=e, **kw).generate().fingerprint() for e in (0, 3)}
+    assert fresh[0] != fresh[3]
+    tg = presets.track(**kw)
+    tg.generate(epoch=3)  # so that epoch=0 below is a change: its device write is recorded
+    replay = _caller_captures(kind, tg, lambda: tg.generate(epoch=0))
+    tg.generate(epoch=3)
+    assert tg.result.fingerprint() == fresh[3]
+    replay()  # the recorded epoch write and the whole call
+    assert tg.result.fingerprint() == fresh[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("reads", [True, False], ids=["reads back", "no host read"])
+def test_host_generator_raises_inside_a_callers_capture(kind, reads):
+    """Seed: "A ``capturable=False`` generator runs once per call instead (the rest of the
+    pipeline still replays from a graph), and raises ``NotCapturableError`` under a
+    caller's capture." (Also when it happens not to read the device back.)"""
+    spec = _counting_spec("t.host", capturable=False, reads=reads)
+    tg = TrackGenerator(TrackGenConfig(num_envs=4, num_points=32, device="cpu"), generator=spec)
+    assert tg.host_driven and tg.stage.capture is CaptureClass.HOST
+    tg.generate()
+    with pytest.raises(NotCapturableError, match="expected a capturable generator inside a "):
+        _caller_captures(kind, tg, lambda: tg.generate())
+    assert not capturing(tg.ctx)
+    before = _runs(tg)
+    tg.generate()  # outside the capture it runs eagerly
+    assert _runs(tg) == before + 1
+
+
+def test_host_generator_under_capture_reaches_the_host_through_ctx_host():
+    """Seed: a HOST Stage "reaches the host through ``ctx.host()``"; under a caller's capture
+    that raises ``NotCapturableError``."""
+    ctx = LaunchContext("cpu")
+    with pytest.raises(NotCapturableError, match=r"ctx.host\(\): expected a capturable"):
+        ctx.record(lambda: ctx.host().__enter__())
+
+
+def test_gate_generator_joins_and_host_gate_generator_raises():
+    """Seed: ``GateGeneratorSpec`` "carries the same flag": a capturable gate generator's call
+    joins a caller's capture, a HOST one raises ``NotCapturableError`` there."""
+    fresh = {
+        e: GateGenerator(GateGenConfig(num_envs=8, epoch=e, device="cpu")).generate()
+        for e in (0, 2)
+    }
+    fp = {e: r.xy.numpy().tobytes() for e, r in fresh.items()}
+    g = GateGenerator(GateGenConfig(num_envs=8, device="cpu"))
+    g.generate()
+    rec = LaunchContext("cpu").record(lambda: g.generate(epoch=2))
+    assert g.result.xy.numpy().tobytes() == fp[0]
+    rec.replay()
+    assert g.result.xy.numpy().tobytes() == fp[2]
+
+    class _HostFree(Free):
+        name = "t.host_free"
+        capture = CaptureClass.HOST
+
+    h = GateGenerator(GateGenConfig(num_envs=8, device="cpu"), generator=_HostFree)
+    assert h.host_driven
+    with pytest.raises(NotCapturableError, match="expected a capturable gate generator inside"):
+        LaunchContext("cpu").record(lambda: h.generate())
+
+
+def test_eager_cpu_restores_the_seeds_eager_calls():
+    """Seed: "it runs once per eager call (``cpu``)": with ``eager_cpu=True`` a CPU call
+    launches every kernel again and replays nothing, with the same bytes."""
+    cfg = TrackGenConfig(num_envs=8, num_points=32, device="cpu", generator="polar")
+    ref = TrackGenerator(cfg).generate().fingerprint()
+    tg = TrackGenerator(cfg, ctx=LaunchContext("cpu", eager_cpu=True))
+    before = procgen_nb.traffic()
+    assert tg.generate().fingerprint() == ref
+    assert tg.generate(epoch=1).fingerprint() != ref
+    assert tg.generate(epoch=0).fingerprint() == ref
+    delta = procgen_nb.traffic() - before
+    assert delta.replays == 0 and delta.launches > 0
+    spec = _counting_spec("t.eager")
+    tg = TrackGenerator(
+        TrackGenConfig(num_envs=2, num_points=16, device="cpu"),
+        ctx=LaunchContext("cpu", eager_cpu=True),
+        generator=spec,
+    )
+    tg.generate()
+    tg.generate()
+    assert _runs(tg) == 3  # warm-up and one run per call
+    # the default records on the CPU and replays (measured faster; see docs/track_gen.md)
+    before = procgen_nb.traffic()
+    TrackGenerator(cfg).generate()
+    assert (procgen_nb.traffic() - before).replays > 0
+
+
+def test_results_are_finite_after_a_caller_capture():
+    """The caller's replay writes real tracks (a NumPy check of the ring's points)."""
+    tg = TrackGenerator(
+        TrackGenConfig(num_envs=2, num_points=16, device="cpu"), generator=_counting_spec("t.r")
+    )
+    tg.ctx.fill(tg.result.xy, wp.vec2(np.nan, np.nan))
+    rec = LaunchContext("cpu").record(lambda: tg.generate())
+    assert np.isnan(tg.result.xy.numpy()).all()
+    rec.replay()
+    xy = tg.result.xy.numpy()
+    np.testing.assert_allclose(np.hypot(xy[:, 0], xy[:, 1]), 1.0, atol=0.05)
