@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,7 +29,10 @@ from ..params import Field
 
 _INT_BOX_NAMES = ("seed", "epoch")
 _LANES = "xyzw"
-_DESCRIPTION_WIDTH = "130px"
+_DESCRIPTION_WIDTH = "140px"
+#: seconds during which the browser sending back a value the kernel showed earlier is taken
+#: for a late echo, not an edit
+_ECHO_S = 3.0
 
 
 def control_class(field: Field) -> type[widgets.Widget]:
@@ -116,13 +120,16 @@ class FieldControl:
     changing it (a float slider's step and readout are chosen so that its soft ends, the
     default and the value lie on the grid), and reports only what a person changed: a
     value coming back from the browser within half a step of the one in effect (a slider
-    snapping it) is not an edit, and an edit is rounded to the slider's decimals.
+    snapping it) is not an edit, nor is one the kernel showed earlier and replaced within
+    the last few seconds (a late echo: it is shown the value in effect again); an edit is
+    rounded to the slider's decimals.
 
     Args:
         field: the declaration.
         value: the initial (valid) value.
         label: the text shown before the control (the field's name when None).
-        continuous_update: whether sliders report values while dragged.
+        continuous_update: whether sliders report values while dragged (False: on release;
+            ipywidgets sliders that report while dragged also send back what they are shown).
         on_change: called with this control when the user edits a lane.
     """
 
@@ -132,12 +139,15 @@ class FieldControl:
         value: Any,
         *,
         label: str | None = None,
-        continuous_update: bool = True,
+        continuous_update: bool = False,
         on_change: Callable[[FieldControl], None] | None = None,
     ):
         self.field = field
         self._quiet = False
         self._on_change = on_change
+        #: values the browser sent for this control (an edit, or a slider showing a value)
+        self.browser_values = 0
+        self._kernel_set: list[list[tuple[Any, float]]] = [[] for _ in range(field.lanes)]
         cls = control_class(field)
         lanes = field.lanes
         values = tuple(value) if lanes > 1 else (value,)
@@ -150,6 +160,8 @@ class FieldControl:
         )
         for k, w in enumerate(self.widgets):
             w.observe(lambda change, k=k: self._changed(k, change), names="value")
+        #: the message under the control, as text ("" when none)
+        self.text = ""
         self.message = widgets.HTML("", layout=widgets.Layout(margin="0 0 0 8px"))
         self.message.add_class("procgen-control-error")
         if lanes == 1:
@@ -217,8 +229,20 @@ class FieldControl:
                             w.step, w.readout_format = step, f".{d}f"
                 w.value = v
 
+    def _stale_echo(self, lane: int, value: Any) -> bool:
+        w = self.widgets[lane]
+        tol = w.step / 2 if isinstance(w, widgets.FloatSlider) else 0
+        now = time.monotonic()
+        for v, t in self._kernel_set[lane][:-1]:
+            if now - t > _ECHO_S:
+                continue
+            if v == value or (tol and isinstance(v, int | float) and abs(v - value) < tol):
+                return True
+        return False
+
     def show_message(self, text: str) -> None:
         """Shows ``text`` (an error in the person's words) under the control ("" clears)."""
+        self.text = text
         self.message.value = (
             f'<span style="color:#b00020">{html.escape(text)}</span>' if text else ""
         )
@@ -233,11 +257,23 @@ class FieldControl:
             self._quiet = old
 
     def _changed(self, lane: int, change: dict[str, Any]) -> None:
+        w, new = self.widgets[lane], change["new"]
+        from_browser = not self._quiet and "value" in getattr(w, "_property_lock", {})
+        if from_browser:
+            self.browser_values += 1
+        else:  # the kernel showed it: remember it, to tell a late echo from an edit
+            self._kernel_set[lane].append((new, time.monotonic()))
+            del self._kernel_set[lane][:-8]
         if self._quiet:
             return
-        w, new = self.widgets[lane], change["new"]
+        cur = self._values[lane]
+        if from_browser and new != cur and self._stale_echo(lane, new):
+            # the browser sent back a value the kernel showed before the one in effect (it
+            # had not seen the newer one yet): not an edit; show the value in effect again
+            with self.quiet():
+                w.value = cur
+            return
         if isinstance(w, widgets.FloatSlider) and isinstance(new, int | float):
-            cur = self._values[lane]
             if isinstance(cur, int | float) and abs(float(new) - float(cur)) < w.step / 2:
                 return  # the slider showed the value in effect on its grid: not an edit
             new = round(float(new), decimals_of(w.step))

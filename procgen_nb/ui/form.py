@@ -29,7 +29,8 @@ class ParamsForm(widgets.VBox):
         title: an optional heading shown above the controls.
         group: when True, fields named ``"<group>.<name>"`` are shown in a collapsible
             section per group, labelled ``<name>`` (a graph's ``"node.param"`` fields).
-        continuous_update: whether sliders report values while dragged.
+        continuous_update: whether sliders report values while dragged (False: on release;
+            ipywidgets sliders that report while dragged also send back what they are shown).
         sections: (title, field names, open) of the collapsible sections, instead of
             ``group``'s.
         kernel: fields shown in a collapsed "kernel parameters" section inside their own
@@ -58,7 +59,7 @@ class ParamsForm(widgets.VBox):
         *,
         title: str | None = None,
         group: bool = False,
-        continuous_update: bool = True,
+        continuous_update: bool = False,
         sections: Sequence[tuple[str, Sequence[str], bool]] | None = None,
         kernel: Collection[str] = (),
     ):
@@ -169,6 +170,12 @@ class ParamsForm(widgets.VBox):
             c.show_message("")
         self.value = new
 
+    @property
+    def browser_values(self) -> int:
+        """How many values the browser has sent to the form's controls (0 for a form that
+        was only shown: showing a control sends nothing)."""
+        return sum(c.browser_values for c in self.controls.values())
+
     def show_message(self, name: str, text: str) -> None:
         """Shows ``text`` under the control of ``name`` (the form's error line when the
         form has no such control)."""
@@ -176,6 +183,10 @@ class ParamsForm(widgets.VBox):
             self.controls[name].show_message(text)
         else:
             self.error = text
+
+    def message(self, name: str) -> str:
+        """Returns the message under the control of ``name`` ("" when none)."""
+        return self.controls[name].text if name in self.controls else ""
 
     def clear_messages(self) -> None:
         """Clears every message under the controls."""
@@ -229,7 +240,7 @@ def params_form(
     *,
     title: str | None = None,
     group: bool = False,
-    continuous_update: bool = True,
+    continuous_update: bool = False,
     sections: Sequence[tuple[str, Sequence[str], bool]] | None = None,
     kernel: Collection[str] = (),
 ) -> ParamsForm:
@@ -239,7 +250,8 @@ def params_form(
         params: a Params class (shows its defaults) or a Params instance.
         title: an optional heading.
         group: group ``"<group>.<name>"`` fields in a collapsible section per group.
-        continuous_update: whether sliders report values while dragged.
+        continuous_update: whether sliders report values while dragged (False: on release;
+            ipywidgets sliders that report while dragged also send back what they are shown).
         sections: (title, field names, open) of the collapsible sections (instead of
             ``group``'s); fields in none follow them.
         kernel: fields shown in a collapsed "kernel parameters" section of their own
@@ -265,7 +277,7 @@ def graph_form(
     graph: Any,
     *,
     node: str | None = None,
-    continuous_update: bool = True,
+    continuous_update: bool = False,
 ) -> ParamsForm:
     """Returns a form for a graph's parameters, a heading per node.
 
@@ -276,7 +288,8 @@ def graph_form(
     Args:
         graph: a ``procgen_nb.Graph`` (anything with ``params()`` and ``values``).
         node: only the parameters of this node.
-        continuous_update: whether sliders report values while dragged.
+        continuous_update: whether sliders report values while dragged (False: on release;
+            ipywidgets sliders that report while dragged also send back what they are shown).
 
     Returns:
         The form, grouped by node.

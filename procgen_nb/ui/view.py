@@ -111,13 +111,13 @@ class ExploreView(widgets.Box):
         self.copy_note = widgets.HTML("")
         self.copy_note.add_class("procgen-copy-note")
         self.code_area = widgets.Textarea(
-            "", layout=widgets.Layout(width="100%", height="14em", display="none")
+            "", layout=widgets.Layout(width="100%", height="8em", display="none")
         )
         self.code_button.on_click(self._copy_code)
         title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
         self._form_box = widgets.Box(
             [self.form],
-            layout=widgets.Layout(max_height="470px", overflow="auto", flex="0 1 auto"),
+            layout=widgets.Layout(max_height="420px", overflow="auto", flex="0 1 auto"),
         )
         self._left = left = widgets.VBox(
             [
@@ -190,6 +190,11 @@ class ExploreView(widgets.Box):
         self._loop.request(self.form.value)
         return self.wait(timeout)
 
+    @property
+    def browser_values(self) -> int:
+        """How many control values the browser has sent (0 until a person moves one)."""
+        return self.__dict__.get("_browser_values_before", 0) + self.form.browser_values
+
     def code(self) -> str:
         """Returns Python code that re-creates the current parameters and their cook."""
         return self.target.code(self.form.value)
@@ -229,6 +234,7 @@ class ExploreView(widgets.Box):
         """Shows a new form for the target's parameters (a cook found new ones)."""
         old, new = self.form, self._make_form()
         old.unobserve(self._changed, names="value")
+        self._browser_values_before = self.browser_values
         with new.hold_trait_notifications():
             new.value = new.value.replace(
                 **{k: v for k, v in old.value.to_dict().items() if k in new.controls}

@@ -137,10 +137,59 @@ def _lab_settings(folder: pathlib.Path) -> None:
         path.write_text(json.dumps(value))
 
 
+class Lab(str):
+    """The base URL of a running JupyterLab (a str), with ``runtime``: its runtime folder."""
+
+    runtime: pathlib.Path
+
+
+def kernel_client(server: Lab, timeout: float = 30.0):
+    """Returns a blocking client of the (one) kernel the server runs: code runs in the
+    notebook's own kernel, beside the browser."""
+    from jupyter_client import BlockingKernelClient
+
+    deadline = time.monotonic() + timeout
+    while True:
+        kernels = json.loads(_get(f"{server}/api/kernels"))
+        if kernels:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError("kernel_client: expected a running kernel, got none")
+        time.sleep(0.5)
+    path = server.runtime / f"kernel-{kernels[0]['id']}.json"
+    client = BlockingKernelClient(connection_file=str(path))
+    client.load_connection_file()
+    client.start_channels()
+    client.wait_for_ready(timeout)
+    return client
+
+
+def run_code(client, code: str, timeout: float = 60.0) -> str:
+    """Runs ``code`` in the kernel; returns what it printed.
+
+    Raises:
+        RuntimeError: the code raised (its traceback's last line).
+    """
+    out: list[str] = []
+    error: list[str] = []
+
+    def hook(msg):
+        kind = msg["header"]["msg_type"]
+        if kind == "stream":
+            out.append(msg["content"]["text"])
+        elif kind == "error":
+            error.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+
+    client.execute_interactive(code, timeout=timeout, output_hook=hook, allow_stdin=False)
+    if error:
+        raise RuntimeError(f"run_code: {error[0]}")
+    return "".join(out)
+
+
 @contextlib.contextmanager
-def lab_server(fill) -> Iterator[str]:
+def lab_server(fill) -> Iterator[Lab]:
     """Starts JupyterLab over a temporary root that ``fill(root)`` writes notebooks into;
-    yields its base URL; stops it (kernels first) afterwards.
+    yields its base URL (a ``Lab``); stops it (kernels first) afterwards.
 
     Raises:
         RuntimeError: the server exited or did not answer in ``SERVER_START_S``.
@@ -193,7 +242,9 @@ def lab_server(fill) -> Iterator[str]:
                         f"JupyterLab did not answer in {SERVER_START_S}s:\n{_tail(work)}"
                     ) from None
                 time.sleep(0.5)
-        yield base
+        server = Lab(base)
+        server.runtime = work / "runtime"
+        yield server
     finally:
         _stop(base, proc)
         log.close()

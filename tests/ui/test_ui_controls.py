@@ -216,3 +216,28 @@ def test_a_refused_value_is_explained_under_its_control():
     assert "count: -2 is not accepted; accepted: " in msg and form.value.count == 4
     form.widget("count").value = 5
     assert form.controls["count"].message.value == "" and form.value.count == 5
+
+
+def _from_browser(w, value):
+    """What ipywidgets does with a value the browser sends (the property lock is held)."""
+    with w._lock_property(value=value):
+        w.value = value
+
+
+def test_a_late_echo_of_an_earlier_value_is_not_an_edit():
+    """The issue's 03 case: the kernel shows 0.3 then 1.0; the browser, behind, sends 0.3
+    back. The value in effect stays 1.0, nothing is reported, the widget shows 1.0 again;
+    a value the kernel never showed is an edit."""
+    cls = params_class("G", {"x": Field(0.6, bounds=(0.2, 1.2))}, "g")
+    form = params_form(cls)
+    seen = []
+    form.observe(lambda c: seen.append(c["new"].x), names="value")
+    w = form.widget("x")
+    w.value = 0.3
+    w.value = 1.0
+    assert seen == [0.3, 1.0]
+    _from_browser(w, 0.3)
+    assert seen == [0.3, 1.0] and form.value.x == 1.0 and w.value == 1.0
+    _from_browser(w, 0.7)
+    assert seen == [0.3, 1.0, 0.7] and form.value.x == 0.7
+    assert form.browser_values == 2

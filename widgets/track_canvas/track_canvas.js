@@ -334,6 +334,7 @@ function render({ model, el: root }) {
       title.textContent = "";
     }
     back.style.display = zoom ? "" : "none";
+    legend.style.display = data.shown > 0 ? "" : "none";
     const dt = performance.now() - t0;
     return dt;
   }
