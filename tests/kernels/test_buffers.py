@@ -26,6 +26,11 @@ TABLE = {
         ({"STAGE": "hook", "MATCH": "normal"}, 6, 7),
         ({"STAGE": "find"}, 1, 2),
     ],
+    "intersect_pairs": [({"STAGE": "count"}, 4, 5), ({"STAGE": "write"}, 7, 8)],
+    "intersect_cuts": [({}, 6, 7)],
+    "intersect_unify": [({}, 7, 8)],
+    # classify over a live count reads the other mesh's live count too (other_count)
+    "intersect_retri": [({"STAGE": "split"}, 7, 8), ({"STAGE": "classify"}, 4, 6)],
 }
 
 
