@@ -1,5 +1,6 @@
 """The ``procgen-nb`` command: ``procgen-nb demo --out demo.png``, ``procgen-nb warmup``,
-``procgen-nb dataset --generator polar --count 1000000 --out tracks/``.
+``procgen-nb dataset --generator polar --count 1000000 --out tracks/``,
+``procgen-nb explore --out generators.html`` (every registered generator on one page).
 
 Every user mistake (a bad option value, an --out that cannot be written) is refused before
 any work starts, in one line on stderr with exit status 2. Warp is imported only by the
@@ -139,7 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description=DESCRIPTION, formatter_class=_Formatter)
     parser.add_argument("--version", action=_Version, help="show the versions and exit")
     sub = parser.add_subparsers(
-        dest="command", metavar="{demo,warmup,dataset}", title="commands", parser_class=_Parser
+        dest="command",
+        metavar="{demo,warmup,dataset,explore}",
+        title="commands",
+        parser_class=_Parser,
     )
     sub.required = True
     demo = sub.add_parser(
@@ -199,7 +203,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the track generators, gate generators and track ops",
     )
     _dataset_parser(sub)
+    _explore_parser(sub)
     return parser
+
+
+EXPLORE_DESCRIPTION = """\
+Writes one static HTML page of every registered track generator (built-ins and installed
+plugins): its default Params table and a PNG of a few of its tracks drawn by matplotlib.
+In a notebook, procgen_nb.viz.param_explorer() is the live view of the same registry.
+"""
+
+
+def _explore_parser(sub) -> None:
+    ex = sub.add_parser(
+        "explore",
+        help="write an HTML page of every registered generator (default Params, tracks)",
+        description=EXPLORE_DESCRIPTION,
+        formatter_class=_Formatter,
+    )
+    ex.add_argument("--out", default="generators.html", metavar="PATH", help="the page to write")
+    ex.add_argument(
+        "--generator",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only this generator (repeatable); default: every registered one",
+    )
+    ex.add_argument("--num-envs", type=_tracks, default=6, help="tracks drawn per generator")
+    ex.add_argument("--num-points", type=_points, default=128, help="points per centerline")
+    ex.add_argument("--seed", type=_seed, default=0, help="env seed of the first track")
 
 
 def _dataset_parser(sub) -> None:
@@ -351,13 +383,36 @@ def _dataset(args: argparse.Namespace) -> int:
     return 0
 
 
+def _explore(args: argparse.Namespace) -> int:
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if os.path.isdir(args.out) or not os.path.isdir(folder):
+        return _fail(f"--out: expected a file path in an existing folder, got {args.out!r}")
+    from .viz import write_html
+
+    got = write_html(
+        args.out,
+        generators=args.generator,
+        num_envs=args.num_envs,
+        num_points=args.num_points,
+        seed=args.seed,
+    )
+    for name, status in got.items():
+        if status != "ok":
+            print(f"{PROG}: {name}: {status}", file=sys.stderr)
+    ok = sum(s == "ok" for s in got.values())
+    print(f"explore: {ok}/{len(got)} generators drawn in {args.out}")
+    return 0 if ok == len(got) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     from .errors import ProcgenError
 
     try:
-        run = {"demo": _demo, "warmup": _warmup, "dataset": _dataset}[args.command]
+        run = {"demo": _demo, "warmup": _warmup, "dataset": _dataset, "explore": _explore}[
+            args.command
+        ]
         return run(args)
     except ProcgenError as e:
         return _fail(str(e))

@@ -206,3 +206,45 @@ def test_dataset_refuses_a_bad_param_in_one_line(tmp_path):
     assert len(lines) == 1 and "bogus" in lines[0]
     res = run_cli("dataset", "--out", str(tmp_path / "t"), "--param", "nokey")
     assert res.returncode == 2 and "expected KEY=VALUE" in res.stderr
+
+
+def test_explore_help_names_its_options_without_warp():
+    res = run_cli("explore", "--help")
+    assert res.returncode == 0
+    for option, default in [("--out", "generators.html"), ("--num-envs", "6"), ("--seed", "0")]:
+        block = res.stdout[res.stdout.index(f"  {option} ") :]
+        assert f"(default: {default})" in " ".join(block.split()[:40]), option
+    assert res.stdout.splitlines()[-1] == "NOWARP"
+    assert "explore" in run_cli("--help").stdout
+
+
+def test_explore_writes_a_page_of_every_registered_generator(tmp_path, capsys):
+    """Issue 14 item 11: ``procgen-nb explore`` writes a static HTML page of every
+    generator (its default Params table and a PNG of a few tracks)."""
+    import base64
+
+    from procgen_nb.track_gen.plugin import registry
+
+    out = tmp_path / "gens.html"
+    args = ["explore", "--out", str(out), "--num-envs", "2", "--num-points", "32"]
+    assert main(args) == 0
+    names = registry.available("generator")
+    assert f"explore: {len(names)}/{len(names)} generators drawn" in capsys.readouterr().out
+    page = out.read_text()
+    for name in names:
+        assert f'<section id="{name}"><h2>{name}</h2>' in page
+    pngs = page.split("data:image/png;base64,")[1:]
+    assert len(pngs) == len(names)
+    assert all(base64.b64decode(p.split('"', 1)[0])[:4] == b"\x89PNG" for p in pngs)
+    assert main(["explore", "--out", str(out), "--generator", "polar"]) == 0
+    assert page.count("<section") > out.read_text().count("<section") == 1
+
+
+def test_explore_refuses_a_bad_out_or_an_unknown_generator_in_one_line(tmp_path, capsys):
+    assert main(["explore", "--out", str(tmp_path / "no" / "x.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("procgen-nb: error: --out: expected a file path in an existing folder")
+    assert len(err.splitlines()) == 1
+    assert main(["explore", "--out", str(tmp_path / "x.html"), "--generator", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "write_html generators: expected names among" in err and "got ['nope']" in err
