@@ -107,7 +107,8 @@ def _plot(res: SweepResult, metrics: Sequence[str] | None, fig: Any) -> Any:
     cols = 3
     rows = 1 + math.ceil(len(names) / cols)
     fig = fig or Figure(figsize=(4 * cols, 2.6 * rows), layout="constrained")
-    ax = fig.add_subplot(rows, 1, 1)
+    gs = fig.add_gridspec(rows, cols)
+    ax = fig.add_subplot(gs[0, :])
     ax.plot(x, res.valid_fraction, "k-", lw=2, label="valid")
     for text, share in res.reasons.items():
         if np.any(share > 0):
@@ -116,7 +117,7 @@ def _plot(res: SweepResult, metrics: Sequence[str] | None, fig: Any) -> Any:
     ax.legend(fontsize=7, loc="best")
     mid = res.q.index(0.5) if 0.5 in res.q else len(res.q) // 2
     for i, name in enumerate(names):
-        ax = fig.add_subplot(rows, cols, cols + i + 1)
+        ax = fig.add_subplot(gs[1 + i // cols, i % cols])
         qs = res.quantiles[name]
         n = len(res.q)
         for j in range(n // 2):
