@@ -159,6 +159,37 @@ CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
         None,
         {"LuaError": OVERFLOW, "LuaCeilingError": CEIL},
     ),
+    # -- long single instructions: the watchdog makes the hook run at the next one ----------
+    "equal 32 MB strings compared in a loop": (
+        """function()
+          local a, b = string.rep('x', 2^25), string.rep('x', 2^25)
+          while true do local _ = (a == b) end
+        end""",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "32 MB strings ordered in a loop, in a coroutine": (
+        """function()
+          local a, b = string.rep('x', 2^25), string.rep('x', 2^25)
+          return coroutine.wrap(function() while true do local _ = (a < b) end end)()
+        end""",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "16 MB strings concatenated in a loop": (
+        "function() local a = string.rep('x', 2^24) while true do local _ = a .. 'x' end end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "C calls on a 16 MB string in a loop": (
+        "function() local a = string.rep('x', 2^24) while true do a:upper() end end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
     # -- the standard library's C loops -----------------------------------------------------
     "string.rep of an empty string, 2^62 times": (
         "function() return #string.rep('', 2^62), #string.rep('', 2^62, '') end",

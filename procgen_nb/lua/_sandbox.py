@@ -38,7 +38,8 @@ FORBIDDEN = (
 GC_OPTIONS = ("collect", "count", "isrunning", "step")
 
 SETUP = r"""
-local check, py_print, note_error, SANDBOX, CEILING, interval, forbidden_list, gc_list, limits = ...
+local check, py_print, note_error, watch_thread, SANDBOX, CEILING, interval, forbidden_list,
+      gc_list, limits = ...
 local sethook, gethook, traceback = debug.sethook, debug.gethook, debug.traceback
 local real_load, real_setmetatable, real_collectgarbage = load, setmetatable, collectgarbage
 local real_pcall, real_xpcall, real_error = pcall, xpcall, error
@@ -64,11 +65,12 @@ local randomseed = math.randomseed
 -- xpcall skips its handler for the ceiling's error. A stack overflow (C or Lua) cannot be
 -- caught either: near the C-stack limit the hook itself cannot run.
 local clock, gate = os.clock, 0.001
-local last, tripped = -1, false
+local last, tripped, running = -1, false, false
 local killed = real_setmetatable({}, {__mode = "k"})
 local hook
 
 local function over()
+  if not running then return false end  -- a helper Python calls between two calls
   local ok, r = real_pcall(check)
   if not ok then
     real_pcall(note_error, r)
@@ -163,11 +165,21 @@ env.xpcall = function(f, handler, ...)
   end, ...))
 end
 
--- coroutines carry the hook (Lua does not run a thread's hook in the threads it makes)
+-- coroutines carry the hook (Lua does not run a thread's hook in the threads it makes);
+-- each one a call makes or resumes is kept alive until the call is over and named to the
+-- watchdog, which may set its hook's count (see _watchdog)
+local live = {}
+local function watch(co)
+  if not live[co] then
+    live[co] = true
+    real_pcall(watch_thread, tostring(co))
+  end
+end
 local function cocreate(f)
   local co = co_create(f)
   local _, _, count = gethook()
   sethook(co, hook, "", count or interval)
+  watch(co)
   return co
 end
 local function coclose(co)
@@ -183,6 +195,7 @@ end
 local function cowrap(f)
   local co = cocreate(f)
   return function(...)
+    watch(co)
     return wrapped(co, co_resume(co, ...))
   end
 end
@@ -191,6 +204,7 @@ env.coroutine.create = cocreate
 env.coroutine.wrap = cowrap
 env.coroutine.close = coclose
 env.coroutine.resume = function(co, ...)
+  if type(co) == "thread" then watch(co) end
   return settle(co_resume(co, ...))
 end
 
@@ -325,14 +339,25 @@ local function on_error(e)
   return traceback(e, 2)
 end
 
-local helpers = {env = env, poll = poll, refuse = refuse, limits = limits}
+local helpers = {env = env, poll = poll, refuse = refuse, limits = limits,
+                 main_thread = tostring(co_running())}
+
+-- lets the coroutines of the call that is over be collected
+function helpers.forget()
+  running = false
+  live = {}
+end
 
 -- runs f(...) with math.random seeded: answers true, results... or false, message
+local function finish(...)
+  running = false
+  return ...
+end
 function helpers.run(s1, s2, f, ...)
-  tripped = false
+  tripped, running = false, true
   seed1, seed2 = s1, s2
   randomseed(s1, s2)
-  return xpcall(f, on_error, ...)
+  return finish(xpcall(f, on_error, ...))
 end
 
 -- counts the values a result expands to (a table each time it is reached, so shared

@@ -54,7 +54,7 @@ from ..errors import (
     LuaSandboxError,
     ParamsError,
 )
-from . import _guards, _sandbox
+from . import _guards, _sandbox, _watchdog
 from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
 from .values import Handle, _lua_handle
 
@@ -119,6 +119,7 @@ class LuaState:
         self._pending: list[Any] = []
         self.release_errors: list[LuaError] = []
         self._runtime = _sandbox.new_runtime(max_memory)
+        self._watch = _watchdog.Watch()
         real_load = self._runtime.eval("load")
         setup, err = _pair(real_load(_sandbox.SETUP, "=procgen_nb.sandbox"))
         if setup is None:
@@ -127,6 +128,7 @@ class LuaState:
             self._check,
             _print,
             self._note_error,
+            self._watch.thread,
             _sandbox.SANDBOX_MARK,
             _sandbox.CEILING_MARK,
             int(hook_interval),
@@ -134,6 +136,7 @@ class LuaState:
             self._runtime.table_from(list(_sandbox.GC_OPTIONS)),
             self._runtime.table_from({"max_depth": _MAX_DEPTH}),
         )
+        self._watch.bind(_watchdog.address(self._helpers.main_thread))
         guards, err = _pair(real_load(_guards.GUARDS, "=procgen_nb.guards"))
         if guards is None:
             raise LuaError(f"the Lua sandbox's guards do not compile: {err}")
@@ -295,10 +298,12 @@ class LuaState:
     # -- running ----------------------------------------------------------------------------
     def _check(self) -> bool:
         try:
+            deadline = self._deadline
+            if deadline is None:  # no call is running (a helper between two calls)
+                return False
             if self._signal is not None:
                 return True
-            deadline = self._deadline
-            if deadline is not None and time.thread_time() > deadline:
+            if time.thread_time() > deadline:
                 self._tripped = True
                 return True
             return False
@@ -336,6 +341,7 @@ class LuaState:
             self._deadline = span.deadline if outer is None else min(outer, span.deadline)
             self._tripped = False
             self._depth += 1
+            self._watch.start(span.deadline - time.thread_time())
             try:
                 res = self._helpers.run(s1, s2, f, *args)
                 res = res if isinstance(res, tuple) else (res,)
@@ -353,8 +359,10 @@ class LuaState:
             except UnicodeDecodeError as e:
                 res = e
             finally:
+                self._deadline = outer  # first: a late poke of the watchdog finds no deadline
+                self._watch.stop()
+                self._helpers.forget()
                 self._depth -= 1
-                self._deadline = outer
                 tripped, self._tripped = self._tripped, False
             signal, self._signal = self._signal, None
         if signal is not None:
