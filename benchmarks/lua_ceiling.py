@@ -4,8 +4,8 @@
 does: a count hook, ``pcall``/``xpcall``/coroutines that cannot catch the ceiling's error,
 guarded standard functions (patterns, ``string.rep``, table functions, ``load``), a seeded
 ``math.random``, results measured before conversion, and one budget per call. Everything
-stays in one process (no worker, no watchdog thread): the cost is per call and per
-instruction. Each case times the same Lua function called through ``LuaState.call`` and
+stays in one process (a watchdog thread only acts on a call past its ceiling): the cost
+is per call and per instruction. Each case times the same Lua function called through ``LuaState.call`` and
 through a plain ``lupa.LuaRuntime`` (no sandbox, no hook), best of ``--repeats``, and
 prints the ratio. Nothing is asserted.
 

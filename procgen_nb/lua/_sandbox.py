@@ -184,6 +184,7 @@ local function cocreate(f)
 end
 local function coclose(co)
   if killed[co] then return false, CEILING end
+  if type(co) == "thread" then watch(co) end
   return settle(co_close(co))
 end
 local function wrapped(co, ok, ...)
