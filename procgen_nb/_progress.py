@@ -14,7 +14,8 @@ to a file, in child build processes too (``benchmarks/cold_start.py`` reads it).
 runs a test (``PYTEST_CURRENT_TEST``), so that test and notebook outputs stay the same on a
 cold and a warm cache.
 
-``build`` compiles a list of modules ahead of their first launch, shared out between this
+``_pch`` shares Warp's precompiled header between processes (its build is most of a
+process's first compile). ``build`` compiles a list of modules ahead of their first launch, shared out between this
 process and child processes (Warp's CPU compiler does not scale across threads).
 """
 
@@ -29,6 +30,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from . import _pch
 
 _lock = threading.RLock()
 _installed = False
@@ -255,7 +258,7 @@ def install() -> None:
             result = None
             t0 = time.perf_counter()
             try:
-                result = bool(compile_(self, device, *args, **kwargs))
+                result = bool(_pch.compile_and_publish(compile_, self, device, *args, **kwargs))
                 if result and os.environ.get("PROCGEN_NB_BUILD_LOG"):
                     _log_build(self, time.perf_counter() - t0)
                 return result
@@ -274,6 +277,7 @@ def install() -> None:
         _run_codegen.__wrapped__ = codegen  # type: ignore[attr-defined]
         Module._compile = _compile
         Module._run_codegen = _run_codegen
+        _pch.install()
         _installed = True
 
 

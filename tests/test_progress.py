@@ -220,3 +220,45 @@ def test_in_a_notebook_kernel_the_bar_is_a_widget(folder):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+SEEDED = LAUNCH + "from procgen_nb import _pch\nprint(_pch.seeded_files())\n"
+
+
+def shared_pch(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*/procgen_nb_pch/*/*.pch"))
+
+
+def test_the_precompiled_header_is_built_once_and_shared_with_later_processes(folder):
+    cache = folder / "cache"
+    first = run(SEEDED.format(here=str(folder), names=["tiny_twice"]), cache, progress="0")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split("\n")[1] == "0"  # nothing to start from: it built the PCH
+    (pch,) = shared_pch(cache)
+    assert pch.read_bytes()[:4] == b"CPCH"  # Clang's PCH signature
+    second = run(SEEDED.format(here=str(folder), names=["tiny_square"]), cache, progress="0")
+    assert second.returncode == 0, second.stderr
+    out, seeded = second.stdout.split("\n")[:2]
+    assert out == str([[1.0, 4.0, 9.0]]) and seeded == "1"
+    assert built_modules(cache) == set(KERNELS)
+
+
+def test_a_damaged_shared_header_is_skipped_and_replaced(folder):
+    cache = folder / "cache"
+    run(SEEDED.format(here=str(folder), names=["tiny_twice"]), cache, progress="0")
+    (pch,) = shared_pch(cache)
+    pch.write_bytes(b"not a header")
+    res = run(SEEDED.format(here=str(folder), names=["tiny_square"]), cache, progress="0")
+    assert res.returncode == 0, res.stderr
+    out, seeded = res.stdout.split("\n")[:2]
+    assert out == str([[1.0, 4.0, 9.0]]) and seeded == "0"
+    assert pch.read_bytes()[:4] == b"CPCH"
+
+
+def test_sharing_the_header_can_be_turned_off(folder):
+    cache = folder / "cache"
+    code = SEEDED.format(here=str(folder), names=["tiny_twice"])
+    env_code = "import os; os.environ['PROCGEN_NB_SHARE_PCH'] = '0'\n" + code
+    res = run(env_code, cache, progress="0")
+    assert res.returncode == 0, res.stderr
+    assert shared_pch(cache) == []
