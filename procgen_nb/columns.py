@@ -1,4 +1,4 @@
-"""Columns, live counts, Records, Geometries and Textures: the values ops pass around.
+"""Columns, live counts, Records, Geometries, Parts and Textures: the values ops pass around.
 
 A ``Column`` is a device array of 32-bit words with an element type. An Int column holds
 i32, a UInt column u32, every other type f32 (``column.element()``). A column may carry a
@@ -74,6 +74,44 @@ class LiveCount:
 
     def __repr__(self) -> str:
         return f"LiveCount(capacity={self.capacity}, device={self.device!r})"
+
+    # -- count arithmetic (the seed's ``geometry.point.count * 8``, ``count + 1``) -------
+    def _count(self) -> Any:
+        from .counts import count
+
+        return count(self)
+
+    def __add__(self, other: Any) -> Any:
+        return self._count() + other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + self._count()
+
+    def __sub__(self, other: Any) -> Any:
+        return self._count() - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - self._count()
+
+    def __mul__(self, other: Any) -> Any:
+        return self._count() * other
+
+    def __rmul__(self, other: Any) -> Any:
+        return other * self._count()
+
+    def __lt__(self, other: Any) -> bool:
+        from .counts import refuse_order
+
+        refuse_order(self, other)
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __int__(self) -> int:
+        from .counts import refuse_number
+
+        refuse_number(self)
+
+    __index__ = __float__ = __int__
 
 
 class Column:
@@ -194,14 +232,67 @@ class Domain(Record):
         object.__setattr__(self, "_count", count)
 
     @property
-    def count(self) -> int | LiveCount:
-        """The class's element count (a number or a LiveCount)."""
+    def count(self) -> Any:
+        """The class's element count: a number, a LiveCount, or count arithmetic over them.
+
+        Set it with ``class.count = count`` (the seed's form): a whole number >= 0, a live
+        count (a LiveCount, a live Column, an appended output's count,
+        ``{count=, capacity=}``, what ``device.bound`` answers) or count arithmetic that
+        only grows with the counts it reads; its capacity must fit the class's columns.
+        Nothing is read back.
+        """
         return self._count
+
+    @count.setter
+    def count(self, value: Any) -> None:
+        object.__setattr__(self, "_count", _class_count(value, self))
 
     @property
     def columns(self) -> dict[str, Column]:
         """The class's columns by name."""
         return dict(self)
+
+
+def _class_count(value: Any, dom: Domain) -> Any:
+    """Checks a count assigned to a Geometry class (``class.count = count``)."""
+    import numbers
+
+    from .counts import Count, as_live_count
+
+    where = "class.count"
+    slots = min((len(c) for c in dom.values() if isinstance(c, Column)), default=None)
+    if isinstance(value, bool):
+        raise BindingError(f"{where}: expected a whole Number >= 0 or a live count, got {value!r}")
+    if isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer()):
+        n = int(value)
+        if n < 0 or (slots is not None and n > slots):
+            raise BindingError(
+                f"{where}: expected a whole Number in [0, {slots if slots is not None else 'inf'}] "
+                f"(the class's column slots), got {value!r}"
+            )
+        return n
+    if isinstance(value, Count):
+        cap = value.capacity
+        if cap is None:
+            raise BindingError(
+                f"{where}: expected count arithmetic that only grows with its counts (a live "
+                f"count carries its capacity), got {value._text()} (it subtracts: read it with "
+                "count(...).read() or bound it with device.bound(value, capacity=...))"
+            )
+    else:
+        live = as_live_count(value, where)
+        if live is None:
+            raise BindingError(
+                f"{where}: expected a whole Number >= 0, a live count or count arithmetic, "
+                f"got {_describe_value(value)}"
+            )
+        value, cap = live, live.capacity
+    if slots is not None and cap > slots:
+        raise BindingError(
+            f"{where}: expected a count whose capacity fits the class's columns ({slots} "
+            f"slots), got capacity {cap}"
+        )
+    return value
 
 
 class Geometry:
@@ -221,6 +312,98 @@ class Geometry:
 
     def __repr__(self) -> str:
         return "Geometry(" + ", ".join(f"{k}={sorted(v)}" for k, v in self.classes.items()) + ")"
+
+    def part(self, *classes: str, **columns: Any) -> Part:
+        """Returns a Part of this Geometry: some of its classes, and of each some columns.
+
+        Args:
+            *classes: classes taken whole (every column).
+            **columns: class name -> the names of the columns taken from it (a list, or a
+                space-separated string like the ``order`` of a columns binding).
+
+        Raises:
+            BindingError: a class or a column the Geometry does not have.
+        """
+        return Part(self, *classes, **columns)
+
+
+class Part:
+    """A part of a Geometry: chosen classes, and in each chosen columns over its count.
+
+    The seed lets ``transfer.readback`` take "a Geometry or a Part, which answers the copy
+    holding what its columns held". A Geometry here is classes, each a Domain of columns
+    over one count, so a part of it is the same thing cut down: some of its classes, and
+    of each some of its columns, still over the class's count (a piece named by class
+    and column, not a range of elements: the count is the class's, live or not). A Part
+    holds the Geometry and its choice, not copies (a class count set later is the part's
+    too): a readback of it reads what the columns hold then, and answers
+    ``{class: {"count": n, column: values, ...}}`` like the Geometry's readback, with only
+    the classes and columns of the part.
+
+    Args:
+        geometry: the Geometry it is a part of.
+        *classes: classes taken whole.
+        **columns: class name -> the column names taken from it (a list or a
+            space-separated string).
+
+    Raises:
+        BindingError: no Geometry, no class chosen, or a class or column it does not have.
+    """
+
+    def __init__(self, geometry: Geometry, *classes: str, **columns: Any):
+        if not isinstance(geometry, Geometry):
+            raise BindingError(
+                f"Part geometry: expected a Geometry, got {_describe_value(geometry)}"
+            )
+        chosen: dict[str, tuple[str, ...] | None] = {}
+        for name in classes:
+            chosen[name] = None
+        for name, cols in columns.items():
+            if isinstance(cols, str):
+                cols = cols.split()
+            if not isinstance(cols, list | tuple) or not all(isinstance(c, str) for c in cols):
+                raise BindingError(
+                    f"Part columns[{name!r}]: expected a list of column names, got "
+                    f"{_describe_value(cols)}"
+                )
+            chosen[name] = tuple(cols)
+        if not chosen:
+            raise BindingError(
+                f"Part classes: expected at least one of {sorted(geometry.classes)}, got none"
+            )
+        for name, cols in chosen.items():
+            if not isinstance(name, str) or name not in geometry.classes:
+                raise BindingError(
+                    f"Part class: expected one of {sorted(geometry.classes)}, got {name!r}"
+                )
+            dom = geometry.classes[name]
+            missing = [c for c in cols or () if c not in dom]
+            if missing:
+                raise BindingError(
+                    f"Part columns of {name!r}: expected names among {sorted(dom)}, got {missing}"
+                )
+        self.geometry = geometry
+        self._chosen = chosen
+
+    @property
+    def classes(self) -> dict[str, Domain]:
+        """The part's classes as they stand now: each the class's columns chosen, its count."""
+        out: dict[str, Domain] = {}
+        for name, cols in self._chosen.items():
+            dom = self.geometry.classes[name]
+            out[name] = dom if cols is None else Domain({c: dom[c] for c in cols}, dom.count)
+        return out
+
+    def __getattr__(self, name: str) -> Domain:
+        if name.startswith("_") or "_chosen" not in self.__dict__:
+            raise AttributeError(name)
+        classes = self.classes
+        if name in classes:
+            return classes[name]
+        raise AttributeError(f"Part has no class {name!r}; it has {sorted(classes)}")
+
+    def __repr__(self) -> str:
+        return "Part(" + ", ".join(f"{k}={sorted(v)}" for k, v in self.classes.items()) + ")"
 
 
 class Texture:

@@ -109,6 +109,8 @@ def resolve_domain(domain: Any, ctx: Any = None) -> ResolvedDomain:
 
 _LEAF, _CONST, _ADD, _SUB, _MUL, _MIN, _MAX = range(7)
 _WORD_MAX = 2**32 - 1
+#: intermediate values saturate at +-2**40: far past a u32 word, far inside 64 bits
+_SAT = wp.constant(wp.int64(2**40))
 
 
 @wp.kernel
@@ -135,13 +137,19 @@ def _eval_count(
             if op == 3:
                 r = x - y
             elif op == 4:
-                r = x * y
+                # saturate a product past the bound instead of wrapping 64 bits
+                if wp.float64(x) * wp.float64(y) > wp.float64(_SAT):
+                    r = wp.int64(_SAT)
+                elif wp.float64(x) * wp.float64(y) < -wp.float64(_SAT):
+                    r = -wp.int64(_SAT)
+                else:
+                    r = x * y
             elif op == 5:
                 r = wp.min(x, y)
             elif op == 6:
                 r = wp.max(x, y)
             sp = sp - 1
-            stack[sp - 1] = r
+            stack[sp - 1] = wp.max(wp.min(r, wp.int64(_SAT)), -wp.int64(_SAT))
     v = stack[0]
     v = wp.max(v, wp.int64(0))
     v = wp.min(v, wp.int64(4294967295))
@@ -213,6 +221,16 @@ class Count:
 
     def __rmul__(self, other: Any) -> Count:
         return self._bin(_MUL, other, swap=True)
+
+    def __lt__(self, other: Any) -> bool:
+        refuse_order(self, other)
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __int__(self) -> int:
+        refuse_number(self)
+
+    __index__ = __float__ = __int__
 
     def __repr__(self) -> str:
         return f"Count({self._text()}, grows={self.grows}, capacity={self.capacity})"
@@ -386,6 +404,31 @@ class Count:
             return ResolvedDomain(self.capacity, self._as_live_count(ctx), None)
         n = self.read(ctx, f"count {self._text()} read back for the dispatch (it subtracts)")
         return ResolvedDomain(n, None, n)
+
+
+def refuse_order(a: Any, b: Any) -> None:
+    """Refuses ``<``, ``>`` (so the builtin ``min``/``max``) on a count held on the device.
+
+    Raises:
+        BindingError: naming ``count_min``/``count_max``, which fold on the device.
+    """
+    raise BindingError(
+        "count comparison: expected count_min(...) or count_max(...) (they fold on the device; "
+        "the builtin min/max and <, > would read the count back), got a comparison of "
+        f"{a!r} with {b!r}"
+    )
+
+
+def refuse_number(a: Any) -> None:
+    """Refuses ``int(count)``: a live count's number is on the device.
+
+    Raises:
+        BindingError: naming ``count(...).read()`` (a wait) and ``transfer.readback``.
+    """
+    raise BindingError(
+        "int(count): expected a Number; a live count holds its number on the device: read it "
+        f"with count(value).read() or ops.transfer.readback (a wait), got {a!r}"
+    )
 
 
 def count(value: Any, capacity: int | None = None) -> Count:

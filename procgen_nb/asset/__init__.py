@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import AssetError, BindingError
 from ._bindings import Binding, KernelSpec, Specialize, load_spec
-from ._preprocess import preprocess
+from ._preprocess import Layout, preprocess
 from ._variants import Variant, build_variant, cache_dir
 
 __all__ = [
@@ -132,16 +132,28 @@ class KernelRef:
             out.setdefault(key, opts[0])
         return out
 
-    def variant(self, specialize: dict | None = None) -> Variant:
-        """Returns the variant for ``specialize`` (built on first use, then cached)."""
+    def variant(
+        self, specialize: dict | None = None, layouts: dict[str, Layout] | None = None
+    ) -> Variant:
+        """Returns the variant for ``specialize`` (built on first use, then cached).
+
+        Args:
+            specialize: the specialize choices (defaults for the keys left out).
+            layouts: for a kernel that reads columns by name (``NAME_col_<column>``),
+                columns binding -> ``((column, lanes), ...)`` as packed: the variant gets
+                the accessors of exactly those columns (one variant per layout).
+        """
         opts = self.options(specialize)
-        key = tuple(sorted(opts.items()))
+        lay = tuple(sorted((k, tuple(v)) for k, v in (layouts or {}).items()))
+        key = (tuple(sorted(opts.items())), lay)
         v = self._variants.get(key)
         if v is None:
             with _lock:
                 v = self._variants.get(key)
                 if v is None:
-                    v = self._variants[key] = build_variant(self.identity, self.spec, opts)
+                    v = self._variants[key] = build_variant(
+                        self.identity, self.spec, opts, dict(lay)
+                    )
         return v
 
 

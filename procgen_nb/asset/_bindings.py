@@ -9,6 +9,15 @@ options are elements), and optionally ``when``, ``order`` (columns), ``count`` a
 ``capacity`` (an integer, ``domain``, a uniform or a bind name), ``appended``, ``live``,
 ``init`` (the value an output is filled with before the dispatch), ``length`` and ``doc``.
 
+A ``columns`` binding ``NAME`` takes a table of Columns packed on the device into one
+``[rows, n]`` f32 buffer (one row per lane), in the order its ``order`` states (the table
+must hold exactly those columns) or in sorted-name order where it states none. A kernel
+that reads its columns by slot number states ``order``; one that reads them by name needs
+none: its source calls ``NAME_col_<column>(NAME, i)``, and each variant is generated with
+those Warp functions for the columns actually bound (``asset._preprocess.accessors``; one
+variant per layout). An output with ``live: true`` carries the count its dispatch ran over
+(the domain's live count); an output without it carries none.
+
 ``length`` states the fewest elements a Column bound to the binding must hold, checked
 before every launch: ``domain`` (one per slot the dispatch covers: the number, or the
 capacity of a live count), an integer, or ``any`` (the kernel bounds every read of it by

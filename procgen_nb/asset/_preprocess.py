@@ -70,3 +70,64 @@ def when_holds(when: str | None, options: Mapping[str, str], where: str) -> bool
     if not when:
         return True
     return any(_holds(alt.strip(), options, where) for alt in when.split(";") if alt.strip())
+
+
+#: a columns binding's packed layout: (column name, lanes) in the order they are packed
+Layout = tuple[tuple[str, int], ...]
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VEC = {2: "wp.vec2f", 3: "wp.vec3f", 4: "wp.vec4f"}
+
+
+def reads_by_name(source: str, binding: str) -> set[str]:
+    """Returns the columns a kernel's source reads as ``<binding>_col_<column>``."""
+    return set(re.findall(rf"\b{re.escape(binding)}_col_([A-Za-z0-9_]+)\s*\(", source))
+
+
+def accessors(layouts: Mapping[str, Layout], where: str = "source") -> str:
+    """Returns the Warp functions ``NAME_col_<column>(NAME, i)`` for packed columns bindings.
+
+    A columns binding ``NAME`` is packed into a ``[rows, n]`` f32 buffer, one row per lane
+    of each column in the binding's ``order`` (or sorted-name order); ``NAME_col_<column>``
+    reads element ``i`` of the column from it: a ``float`` for a one-lane column (an Int or
+    UInt column holds its values as floats), a ``wp.vec2f``/``vec3f``/``vec4f`` for a vector
+    column, and 0 for an ``i`` outside the buffer. The text is appended to the variant's
+    source, so the asset's line numbers stay as they are.
+
+    Raises:
+        BindingsFileError: a column name that is no identifier.
+    """
+    out: list[str] = []
+    for name, layout in sorted(layouts.items()):
+        row = 0
+        for col, lanes in layout:
+            if not _IDENT.match(col):
+                raise BindingsFileError(
+                    f"{where}: binding {name!r}: expected column names that are identifiers "
+                    f"(read as {name}_col_<column>), got {col!r}"
+                )
+            fn = f"{name}_col_{col}"
+            sig = f"def {fn}({name}: wp.array2d(dtype=wp.float32), i: int)"
+            if lanes == 1:
+                out += [
+                    "",
+                    "@wp.func",
+                    f"{sig} -> float:",
+                    f"    if i < 0 or i >= {name}.shape[1]:",
+                    "        return 0.0",
+                    f"    return {name}[{row}, i]",
+                ]
+            else:
+                vec = _VEC[lanes]
+                lanes_text = ", ".join(f"{name}[{row + k}, i]" for k in range(lanes))
+                out += [
+                    "",
+                    "@wp.func",
+                    f"{sig} -> {vec}:",
+                    f"    if i < 0 or i >= {name}.shape[1]:",
+                    f"        return {vec}()",
+                    f"    return {vec}({lanes_text})",
+                ]
+            row += lanes
+    if not out:
+        return ""
+    return "\n\n# -- generated: columns read by name (NAME_col_<column>) --" + "\n".join(out) + "\n"

@@ -24,7 +24,7 @@ from .._traffic import _count
 from ..device import _init_warp
 from ..errors import BindingsFileError, DirectLimitError
 from ._bindings import Binding, KernelSpec
-from ._preprocess import preprocess, when_holds
+from ._preprocess import Layout, accessors, preprocess, reads_by_name, when_holds
 
 WP_ELEMENTS = {
     "f32": wp.float32,
@@ -61,6 +61,8 @@ class Variant:
         uniforms: the scalar params the kernel declares, name -> Python type.
         args: the kernel's parameter names in order.
         buffers: how many storage buffers the variant binds.
+        by_name: columns binding -> the columns its source reads as ``NAME_col_<column>``.
+        layouts: columns binding -> the packed layout its accessors were generated for.
     """
 
     identity: str
@@ -73,6 +75,8 @@ class Variant:
     uniforms: dict[str, type]
     args: list[str]
     buffers: int
+    by_name: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+    layouts: dict[str, Layout] = dataclasses.field(default_factory=dict)
     _built_on: set[str] = dataclasses.field(default_factory=set)
 
     def ensure_built(self, device: str) -> None:
@@ -96,8 +100,16 @@ def _arg_element(arg: Any) -> tuple[str, str] | None:
     return None
 
 
-def build_variant(identity: str, spec: KernelSpec, options: dict[str, str]) -> Variant:
+def build_variant(
+    identity: str,
+    spec: KernelSpec,
+    options: dict[str, str],
+    layouts: dict[str, Layout] | None = None,
+) -> Variant:
     """Preprocesses, imports and checks one variant.
+
+    With ``layouts`` (columns binding -> the columns bound, in packed order, and their
+    lanes), the variant's source gets the accessors ``NAME_col_<column>`` of those columns.
 
     Raises:
         BindingsFileError: the source does not match its schema.
@@ -107,6 +119,17 @@ def build_variant(identity: str, spec: KernelSpec, options: dict[str, str]) -> V
     tag = ",".join(f"{k}={v}" for k, v in sorted(options.items())) or "default"
     where = str(spec.source_path)
     text = preprocess(spec.source_path.read_text(), options, where)
+    by_name = {
+        b.name: reads_by_name(text, b.name)
+        for b in spec.bindings
+        if b.kind == "columns" and reads_by_name(text, b.name)
+    }
+    layouts = {k: tuple(v) for k, v in (layouts or {}).items()}
+    if layouts:
+        text += accessors(layouts, where)
+        tag += " " + ";".join(
+            f"{k}=" + ",".join(f"{c}:{n}" for c, n in v) for k, v in sorted(layouts.items())
+        )
     digest = hashlib.sha256(f"{identity}|{tag}|{text}".encode()).hexdigest()[:16]
     modname = f"procgen_variant_{spec.name}_{digest}"
     path = cache_dir() / f"{modname}.py"
@@ -190,4 +213,6 @@ def build_variant(identity: str, spec: KernelSpec, options: dict[str, str]) -> V
         uniforms=uniforms,
         args=list(kargs),
         buffers=buffers,
+        by_name=by_name,
+        layouts=layouts,
     )

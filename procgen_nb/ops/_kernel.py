@@ -12,6 +12,7 @@ import warp as wp
 
 from .. import _cast
 from ..asset import KernelRef
+from ..asset._layouts import column_layouts, columns_table
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
@@ -352,6 +353,11 @@ def kernel(
         for k, v in dict(source).items():
             fallback.setdefault(k, v)
 
+    if variant.by_name:
+        # a kernel reading columns by NAME_col_<column>: the variant with their accessors
+        layouts = column_layouts(variant, bind, fallback, call.where)
+        variant = call.v = ref.variant(spec_given, layouts)
+
     # every bound Column is checked against the domain before anything is allocated
     for bname, b in variant.bindings.items():
         if bname == "domain_count" or b.kind != "buffer":
@@ -379,10 +385,7 @@ def kernel(
                     call.uniforms[f"{bname}_{lane}"] = n
             continue
         if b.kind == "columns":
-            if value is None:
-                value = {k: v for k, v in fallback.items() if isinstance(v, Column)}
-                if b.order:
-                    value = {k: v for k, v in value.items() if k in b.order}
+            value = columns_table(b, value, fallback)
             if not b.writes:
                 call.args[bname] = call.pack_columns(bname, value)
                 continue
@@ -470,8 +473,11 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
         call.args[f"{bname}_count"] = counter
         live = LiveCount(counter, n)
         call.counts[bname] = live
-    elif b.live or sized_live is not None:
-        live = sized_live if sized_live is not None else call.dom.live
+    elif sized_live is not None and size_spec not in (None, "domain"):
+        live = sized_live  # sized by {live = <count>}: the output carries that count
+    elif b.live:
+        # only an output declared live: true carries the count its dispatch ran over
+        live = call.dom.live
     call.outputs[bname] = Column(data, ctype, live)
 
 

@@ -8,7 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ..columns import ELEMENT_TYPES, Column, Geometry, LiveCount, Record, column_from_numpy
+from ..columns import (
+    ELEMENT_TYPES,
+    Column,
+    Domain,
+    Geometry,
+    LiveCount,
+    Part,
+    Record,
+    column_from_numpy,
+)
 from ..counts import as_live_count
 from ..device import get_device
 from ..errors import UploadError
@@ -197,11 +206,13 @@ def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -
     return Record(columns=Record({k: _upload_one(v, k, device) for k, v in values.items()}))
 
 
-def _read_column(col: Column, key: str) -> list[Any]:
+def _read_column(col: Column, key: str, limit: int | None = None) -> list[Any]:
     ctx = default_context(col.device)
     n = len(col)
     if col.live is not None:
         n = min(int(ctx.readback(col.live.words)[0]), len(col))
+    if limit is not None:
+        n = min(n, limit)
     data = (
         ctx.readback(col.data[:n])
         if n
@@ -214,6 +225,19 @@ def _read_column(col: Column, key: str) -> list[Any]:
         return data.tolist()
     lanes = _LANES[col.type]
     return [{c: float(x) for c, x in zip(lanes, row)} for row in data.tolist()]
+
+
+def _read_class(dom: Domain, key: str) -> dict[str, Any]:
+    """The copy of a Geometry's class: its count, and each column's first ``count`` values."""
+    n = _read_one(dom.count, f"{key}.count")
+    out: dict[str, Any] = {"count": n}
+    for name, col in dom.items():
+        out[name] = (
+            _read_one(col, f"{key}.{name}")
+            if not isinstance(col, Column)
+            else (_read_column(col, f"{key}.{name}", n))
+        )
+    return out
 
 
 def _read_one(value: Any, key: str) -> Any:
@@ -229,14 +253,8 @@ def _read_one(value: Any, key: str) -> Any:
         return int(default_context(value.device).readback(value.words)[0])
     if isinstance(value, Column):
         return _read_column(value, key)
-    if isinstance(value, Geometry):
-        return {
-            cls: {
-                "count": _read_one(dom.count, f"{key}.{cls}.count"),
-                **{n: _read_column(c, f"{key}.{cls}.{n}") for n, c in dom.items()},
-            }
-            for cls, dom in value.classes.items()
-        }
+    if isinstance(value, Geometry | Part):
+        return {cls: _read_class(dom, f"{key}.{cls}") for cls, dom in value.classes.items()}
     if isinstance(value, Mapping):
         live = as_live_count(value, key) if set(value) == {"count", "capacity"} else None
         if live is not None:
@@ -246,7 +264,7 @@ def _read_one(value: Any, key: str) -> Any:
         return [_read_one(v, f"{key}[{i}]") for i, v in enumerate(value)]
     raise UploadError(
         f"transfer.readback columns[{key!r}]: expected a Column, a live count, a plain value, a Field, "
-        f"a Geometry or a table of them, got {type(value).__name__}"
+        f"a Geometry, a Part or a table of them, got {type(value).__name__}"
     )
 
 
@@ -257,8 +275,9 @@ def readback(columns: Mapping[str, Any] | None = None) -> Record:
     Args:
         columns: a Record of Columns (a list of numbers; a vector column a list of
             {x,y[,z,w]}; a live column its live elements), live counts (a Number), plain
-            values (themselves), Fields (evaluated over the column they read), Geometries
-            (a table per class with its count) or tables of them.
+            values (themselves), Fields (evaluated over the column they read), a Geometry
+            or a Part of one (the copy holding what its columns held: a table per class
+            with its count, each column its first ``count`` values) or tables of them.
 
     Returns:
         Record with ``values`` under the keys ``columns`` gave them.
