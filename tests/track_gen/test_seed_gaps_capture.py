@@ -218,3 +218,21 @@ def test_results_are_finite_after_a_caller_capture():
     rec.replay()
     xy = tg.result.xy.numpy()
     np.testing.assert_allclose(np.hypot(xy[:, 0], xy[:, 1]), 1.0, atol=0.05)
+
+
+def test_course_joins_the_callers_capture():
+    """Seed: a capturable call is recorded "into a caller's graph when ``generate()`` is
+    called inside the caller's capture" (a course's track, gates and placement alike;
+    oracle: a fresh course at that epoch)."""
+    from procgen_nb.track_gen import build
+
+    fresh = {
+        e: build(8, num_points=64, seed=2, epoch=e, device="cpu").fingerprint() for e in (0, 4)
+    }
+    assert fresh[0] != fresh[4]
+    course = build(8, num_points=64, seed=2, epoch=4, device="cpu")
+    rec = LaunchContext("cpu").record(lambda: course.generate(epoch=0))
+    course.generate(epoch=4)
+    assert course.fingerprint() == fresh[4]
+    rec.replay()
+    assert course.fingerprint() == fresh[0]
