@@ -332,6 +332,11 @@ _init_warp()
 import warp as wp
 from warp._src import context
 dev = wp.get_device(job["device"])
+import os, time
+from procgen_nb import _pch
+deadline = time.monotonic() + float(os.environ.get("PROCGEN_NB_WAIT_PCH", "0"))
+while time.monotonic() < deadline and not _pch.shared_files():
+    time.sleep(0.05)  # the parent is building the precompiled header
 for name, file in job["modules"]:
     if name not in sys.modules:
         if file:
@@ -366,7 +371,7 @@ def _split(modules: list[Any], bins: int) -> list[list[Any]]:
     return out
 
 
-def _spawn(modules: list[Any], device: str) -> Any:
+def _spawn(modules: list[Any], device: str, wait_pch: bool = False) -> Any:
     import json
     import subprocess
 
@@ -378,6 +383,8 @@ def _spawn(modules: list[Any], device: str) -> Any:
         "modules": [[m.name, getattr(sys.modules.get(m.name), "__file__", None)] for m in modules],
     }
     env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
+    if wait_pch:
+        env["PROCGEN_NB_WAIT_PCH"] = "60"  # seconds at most
     cache = os.path.normpath(str(wp.config.kernel_cache_dir))
     if os.path.basename(cache) == wp.config.version:
         env["WARP_CACHE_PATH"] = os.path.dirname(cache)
@@ -426,27 +433,42 @@ def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, 
     todo = [m for m in modules if not loaded(m, str(dev))]
     children: list[Any] = []
     theirs: set[int] = set()  # modules a child process builds
+    failed: list[tuple[str, Exception]] = []
     if dev.is_cpu and workers > 1:
         missing = [m for m in todo if not cached(m, str(dev))]
+        first = None
+        if len(missing) > 1 and _pch.enabled() and not _pch.shared_files():
+            # this process builds the precompiled header (with its smallest module) while
+            # the children start up; they wait for it instead of each building their own
+            first = min(missing, key=_cost)
+            missing.remove(first)
         shares = _split(missing, min(workers, max(1, len(missing))))
         for share in shares[1:]:
-            proc = _spawn(share, str(dev))
+            proc = _spawn(share, str(dev), wait_pch=first is not None)
             t = _threading.Thread(target=_follow, args=(proc,), daemon=True)
             t.start()
             children.append((proc, t))
             theirs |= {id(m) for m in share}
-        todo.sort(key=lambda m: id(m) in theirs)  # this process's own loads first
-    failed: list[tuple[str, Exception]] = []
+        todo.sort(key=lambda m: (m is not first, id(m) in theirs))  # own loads first
+    failed += _load_all(todo, dev, theirs, children)
+    return failed
+
+
+def _load_all(
+    modules: list[Any], dev: Any, theirs: set[int], children: list[Any] = ()
+) -> list[tuple[str, Exception]]:
+    """Loads ``modules`` here; waits for the children before the first one they build."""
+    from warp._src import context
+
+    failed = []
     waited = False
-    for m in todo:
+    for m in modules:
         if not waited and id(m) in theirs:
             for _proc, t in children:
                 t.join()
             waited = True
-        _local.silent = id(m) in theirs
+        _local.silent = id(m) in theirs  # built by a child: loaded here from the cache
         try:
-            from warp._src import context
-
             dim = context._resolve_launch_block_dim(
                 dev, None if dev.is_cpu else m.options["block_dim"]
             )
