@@ -55,8 +55,6 @@ def column_layouts(
                 f"{sorted(table)}"
             )
         out[bname] = tuple(
-            (n, table[n].lanes if isinstance(table[n], Column) else 1)
-            for n in names
-            if n in table
+            (n, table[n].lanes if isinstance(table[n], Column) else 1) for n in names if n in table
         )
     return out
