@@ -10,7 +10,8 @@ triangle, so no piece's interior meets the other surface: each piece is wholly i
 or outside the other mesh. The pieces of t are ``pieces[3 * room * t + 3j ..]`` for
 ``j < piece_count[t]``; a triangle with no cut is one piece, itself. A triangle whose
 pieces would pass ``room`` (or the room left in ``pieces``) gets ``piece_count[t] = -1``
-(an overflow: the node refuses or gives more room). A side within ``1e-9`` of a piece's
+(an overflow: the node refuses or gives more room; the slots of t hold what the split
+wrote before it ran out). A side within ``1e-9`` of a piece's
 size is on the line.
 
 STAGE=classify: each piece of live triangle t is flagged ``inside[room * t + j]`` = 1
@@ -99,7 +100,7 @@ def intersect_retri(
     base = wp.int32(base64)
     fit = wp.int32(wp.min(wp.int64(room), (wp.int64(pieces.shape[0]) - base64) / wp.int64(3)))
     # @when STAGE split
-    if 3 * t + 2 >= tris.shape[0] or t > 700000000:
+    if fit < 1 or 3 * t + 2 >= tris.shape[0] or t > 700000000:
         piece_count[t] = -1
         return
     pieces[base] = tris[3 * t]
