@@ -31,6 +31,7 @@ GROUPS = {
     "plain": ["gather", "compact", "scan", "scatter", "inside", "reduce"],
     "pointers": ["jump", "loops", "loops_cut", "loops_place", "edges_runs"],
     "tables": ["expand", "hash_gather", "hash_hook", "walk"],
+    "intersect": ["intersect_pairs", "intersect_cuts", "intersect_unify", "intersect_retri"],
 }
 LIBRARY = sorted(p.parent.name for p in (Path(__file__).parents[1] / "kernels").glob("*/*.yaml"))
 
@@ -730,6 +731,20 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
         )
     }
 
+    if group == "intersect":  # the intersect kernels' fuzzers live with their tests
+        import importlib.util
+
+        path = Path(__file__).parent / "kernels" / "test_intersect_fuzz.py"
+        spec = importlib.util.spec_from_file_location("_intersect_fuzz", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fns.update(
+            mod.fuzzers(
+                st=st, wp=wp, Column=Column, col=col, domain=domain, lengths=lengths,
+                launch=launch, count_of=count_of,
+            )
+        )  # fmt: skip
+
     def fuzz(fn):
         @settings(
             max_examples=examples,
@@ -751,6 +766,8 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
         "edges_runs": ["heads", "table"],
         "expand": ["plain", "device"],
         "hash_hook": ["hook", "find"],
+        "intersect_pairs": ["count", "write"],
+        "intersect_retri": ["split", "classify"],
     }
     for name in GROUPS[group]:
         print(f"-- {name}", flush=True)
