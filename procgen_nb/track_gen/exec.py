@@ -64,28 +64,27 @@ def _not_capturable(what: str) -> NotCapturableError:
 
 
 class _TrackRecording(Recording):
-    """A track call's recording: inside a caller's capture it emits its body again (joining
-    the caller's recording); made inside one, it records at its first replay outside it."""
+    """A track call's recording. It emits its body again instead of replaying inside a
+    caller's capture (joining the caller's recording) and while its context is
+    ``eager_cpu`` on the CPU; made inside a capture or eagerly, it records at its first
+    replay that needs the graph."""
 
-    def __init__(self, ctx: LaunchContext, body: Callable[[], None], rec: Any, eager: bool):
+    def __init__(self, ctx: LaunchContext, body: Callable[[], None], rec: Any):
         counts = (rec.launches, rec.copies, rec.fills) if rec is not None else (0, 0, 0)
         super().__init__(rec._graph if rec is not None else None, ctx.device, *counts)
-        self._ctx, self._body, self.eager = ctx, body, eager
+        self._ctx, self._body = ctx, body
 
     def replay(self) -> None:
         """Runs the work: replays the graph, or emits the body (eager, or under a capture)."""
-        if self.eager or capturing(self._ctx):
+        ctx = self._ctx
+        if ctx._eager() or capturing(ctx):
             self._body()
             self.replays += 1
             return
         if self._graph is None:
-            rec = _BaseLaunchContext.record(self._ctx, self._body)
-            self._graph, self.launches, self.copies, self.fills = (
-                rec._graph,
-                rec.launches,
-                rec.copies,
-                rec.fills,
-            )
+            rec = _BaseLaunchContext.record(ctx, self._body)
+            self._graph, self.launches = rec._graph, rec.launches
+            self.copies, self.fills = rec.copies, rec.fills
         super().replay()
 
 
@@ -96,8 +95,9 @@ class LaunchContext(_BaseLaunchContext):
     Args:
         device: a Warp device name (None: ``procgen_nb.get_device()``).
         stream: a CUDA stream (None: the device's current stream).
-        eager_cpu: on the CPU, ``record`` records nothing and each replay runs the body
-            eagerly (the seed's behaviour; False records and replays, measured faster).
+        eager_cpu: on the CPU, the recordings of track calls run their body eagerly at
+            each replay instead (the seed's behaviour; False records and replays, measured
+            faster). An attribute: setting it later applies to recordings already made.
     """
 
     def __init__(self, device: str | None = None, stream: Any = None, eager_cpu: bool = False):
@@ -108,11 +108,12 @@ class LaunchContext(_BaseLaunchContext):
     def record(self, body: Callable[[], None]) -> Recording:
         """Records ``body`` (see ``procgen_nb.LaunchContext.record``). Inside a caller's
         capture it records nothing now: its replays there emit ``body`` into that capture."""
-        if self.eager_cpu and not self._wp_device.is_cuda:
-            return _TrackRecording(self, body, None, eager=True)
-        if capturing(self):
-            return _TrackRecording(self, body, None, eager=False)
-        return _TrackRecording(self, body, super().record(body), eager=False)
+        if self._eager() or capturing(self):
+            return _TrackRecording(self, body, None)
+        return _TrackRecording(self, body, super().record(body))
+
+    def _eager(self) -> bool:
+        return self.eager_cpu and not self._wp_device.is_cuda
 
     def host(self) -> Any:
         """Marks host work of a HOST stage; refused inside a capture (NotCapturableError)."""

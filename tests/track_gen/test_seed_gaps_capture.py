@@ -201,9 +201,20 @@ def test_eager_cpu_restores_the_seeds_eager_calls():
     tg.generate()
     tg.generate()
     assert _runs(tg) == 3  # warm-up and one run per call
-    # the default records on the CPU and replays (measured faster; see docs/track_gen.md)
+    # the default records on the CPU and replays (measured faster; see docs/track_gen.md);
+    # the context's flag applies to a generator already built and recorded
+    tg = TrackGenerator(cfg)
     before = procgen_nb.traffic()
-    TrackGenerator(cfg).generate()
+    assert tg.generate().fingerprint() == ref
+    assert (procgen_nb.traffic() - before).replays > 0
+    tg.ctx.eager_cpu = True
+    before = procgen_nb.traffic()
+    assert tg.generate(epoch=1).fingerprint() != ref
+    assert tg.generate(epoch=0).fingerprint() == ref
+    assert (procgen_nb.traffic() - before).replays == 0
+    tg.ctx.eager_cpu = False
+    before = procgen_nb.traffic()
+    assert tg.generate().fingerprint() == ref
     assert (procgen_nb.traffic() - before).replays > 0
 
 
