@@ -191,6 +191,45 @@ def run(
     return 0
 
 
+def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) -> None:
+    """Tracks/s of calls split across ``threads`` worker threads (PROCGEN_NB_THREADS) against
+    one thread, timed alternately; min/median/max of the ratio, and the bytes compared."""
+    import os
+    import statistics
+
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    print()
+    print(f"split calls: {threads} threads against 1 (PROCGEN_NB_THREADS), E={E}, N={N}")
+    print(f"{'generator':<12} {'1 thread tr/s':>13} {'split tr/s':>11} {'ratio min/med/max':>19}")
+    old = os.environ.get("PROCGEN_NB_THREADS")
+    try:
+        for name in names:
+            tgs = []
+            for t in (1, threads):
+                os.environ["PROCGEN_NB_THREADS"] = str(t)
+                cfg = TrackGenConfig(generator=name, num_envs=E, num_points=N, device="cpu")
+                tgs.append(TrackGenerator(cfg))
+            same = tgs[0].generate().fingerprint() == tgs[1].generate().fingerprint()
+            one, split = [], []
+            for _ in range(repeats):
+                for tg, out in zip(tgs, (one, split), strict=True):
+                    t0 = time.perf_counter()
+                    tg.generate()
+                    out.append(time.perf_counter() - t0)
+            r = sorted(a / b for a, b in zip(one, split, strict=True))
+            print(
+                f"{name:<12} {E / min(one):>13.0f} {E / min(split):>11.0f} "
+                f"{r[0]:>5.2f}/{statistics.median(r):>5.2f}/{r[-1]:>5.2f}x"
+                f"{'' if same else '  BYTES DIFFER'}"
+            )
+    finally:
+        if old is None:
+            os.environ.pop("PROCGEN_NB_THREADS", None)
+        else:
+            os.environ["PROCGEN_NB_THREADS"] = old
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parses the command line and runs the benchmark."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -204,9 +243,22 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time the former NumPy reference and print its ratio beside the new one",
     )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="only time calls split across this many threads against one thread",
+    )
     a = p.parse_args(argv)
     if a.smoke:
         a.envs, a.points, a.repeats = 32, 64, 2
+    if a.threads:
+        from procgen_nb.track_gen.plugin import registry
+
+        split_table(
+            a.generators or registry.available("generator"), a.envs, a.points, a.threads, a.repeats
+        )
+        return 0
     return run(a.envs, a.points, a.repeats, a.generators, a.old_reference)
 
 

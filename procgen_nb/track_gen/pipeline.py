@@ -17,9 +17,12 @@ eagerly each call between two replayed segments. A steady call reads nothing bac
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
+import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -42,6 +45,44 @@ from .config import TrackGenConfig, ValidityParams
 from .exec import LaunchContext, StageBuilder, _context
 from .ops import _kernels as _k
 from .plugin import CaptureClass, Stage, registry
+
+#: the fewest envs per worker thread of a split call (below it a split does not pay)
+MIN_ENVS_PER_THREAD = 256
+_pool: ThreadPoolExecutor | None = None
+
+
+def threads_wanted() -> int:
+    """The worker threads of a CPU call: ``PROCGEN_NB_THREADS`` (1, no split, when unset).
+
+    Warp runs a CPU launch on one thread and releases the GIL while it runs, so a call
+    whose envs are split across T threads (each replaying its own recording on its share)
+    can use T cores; the bytes are those of one thread.
+
+    Raises:
+        ParamsError: a value that is not an integer >= 1.
+    """
+    raw = os.environ.get("PROCGEN_NB_THREADS", "").strip() or "1"
+    try:
+        t = int(raw)
+    except ValueError:
+        t = 0
+    if t < 1:
+        raise ParamsError(f"PROCGEN_NB_THREADS: expected an integer >= 1, got {raw!r}")
+    return t
+
+
+def _in_threads(parts: list[Any], fn: Callable[[Any, int], None]) -> None:
+    """Runs ``fn(part, i)`` for every part, the first in this thread, the others in the
+    shared pool (each in a copy of this thread's context, so traffic collectors count it)."""
+    global _pool
+    if _pool is None or _pool._max_workers < len(parts) - 1:  # noqa: SLF001
+        _pool = ThreadPoolExecutor(max_workers=max(len(parts) - 1, os.cpu_count() or 1))
+    futs = [
+        _pool.submit(contextvars.copy_context().run, fn, p, i) for i, p in enumerate(parts) if i
+    ]
+    fn(parts[0], 0)
+    for f in futs:
+        f.result()
 
 
 @dataclasses.dataclass
@@ -72,6 +113,7 @@ class TrackGenerator:
             raise ParamsError(f"TrackGenerator config: expected a TrackGenConfig, got {config!r}")
         self.ctx = _context("TrackGenerator ctx", ctx, config.device)
         self._override = generator
+        self._threads: int | None = None
         self._setup(config)
 
     # -- construction --------------------------------------------------------------------
@@ -127,6 +169,41 @@ class TrackGenerator:
         self._build_validity(cfg.validity)
         self._plans: dict[str, list[Any]] = {}
         self._run_eager("generate")
+        self._parts = self._build_parts(cfg)
+
+    def _build_parts(self, cfg: TrackGenConfig) -> list[TrackGenerator]:
+        """One TrackGenerator per worker thread over a contiguous share of the envs (with
+        those envs' seeds), when ``threads_wanted()`` > 1 on the CPU; none otherwise."""
+        E = cfg.num_envs
+        T = min(self._threads or threads_wanted(), E // MIN_ENVS_PER_THREAD)
+        if T < 2 or self.ctx.device != "cpu" or self.host_driven or self._override is not None:
+            return []
+        seeds = cfg.env_seed_values()
+        cut = [E * i // T for i in range(T + 1)]
+        parts = []
+        for a, b in zip(cut, cut[1:], strict=False):
+            c = copy.copy(cfg)
+            c.num_envs, c.env_seeds = b - a, seeds[a:b]
+            part = TrackGenerator.__new__(TrackGenerator)
+            part.ctx, part._override, part._threads = LaunchContext("cpu"), None, 1
+            part._setup(c)
+            part._offset = a
+            parts.append(part)
+        return parts
+
+    def _gather(self) -> TrackResult:
+        """Copies every part's result into this generator's arrays and counts the valid."""
+        res, N, ctx = self.result, self.config.num_points, self.ctx
+        for p in self._parts:
+            a, n, r = p._offset, p.config.num_envs, p.result
+            for name in ("valid", "reason", "crossings", "turning"):
+                ctx.copy(getattr(res, name), getattr(r, name), a, 0, n)
+            ctx.copy(self.seeds, p.seeds, a, 0, n)
+            ctx.copy(res.xy, r.xy, a * N, 0, n * N)
+            for name, arr in self._attrs.items():
+                ctx.copy(arr, p._attrs[name], a * N, 0, n * N)
+        ctx.launch(_k._count_k, 1, [res.valid, self.config.num_envs, res.valid_count])
+        return res
 
     def _param_buffer(self, key: str, pcls: type[Params] | None, values: Params | None):
         def get(name: str) -> wp.array:
@@ -366,6 +443,9 @@ class TrackGenerator:
             if epoch != self.config.epoch:
                 self.config.epoch = epoch
                 self.ctx.fill(self._epoch, epoch)
+        if self._parts:
+            _in_threads(self._parts, lambda p, i: p.generate(epoch))
+            return self._gather()
         return self._run("generate")
 
     def regenerate(self, mask: Any = None) -> TrackResult:
@@ -380,6 +460,20 @@ class TrackGenerator:
                 or a bool (0.5, NaN).
         """
         E = self.config.num_envs
+        if self._parts:
+            if mask is not None and not isinstance(mask, wp.array):
+                mask = mask_values("regenerate mask", mask, E)
+            elif isinstance(mask, wp.array) and (mask.shape != (E,) or mask.dtype != wp.int32):
+                raise ParamsError(
+                    f"regenerate mask: expected an [{E}] int32 array, got {mask.shape} {mask.dtype}"
+                )
+
+            def part(p: TrackGenerator, i: int) -> None:
+                a, n = p._offset, p.config.num_envs
+                p.regenerate(None if mask is None else mask[a : a + n])
+
+            _in_threads(self._parts, part)
+            return self._gather()
         if mask is None:
             self.ctx.fill(self._mode, 0)
         else:
@@ -480,6 +574,8 @@ class TrackGenerator:
         if rebuild:
             self._setup(cfg)
             return True
+        for p in self._parts:
+            p.update(generator_params, validity, z_profile)
         for key, name, value, pcls in writes:
             buf = self._dyn.get((key, name))
             if buf is not None:
@@ -491,4 +587,12 @@ class TrackGenerator:
         return False
 
 
-__all__ = ["REASONS", "TrackGenerator", "TrackResult", "as_stage", "resolve_params"]
+__all__ = [
+    "MIN_ENVS_PER_THREAD",
+    "REASONS",
+    "TrackGenerator",
+    "TrackResult",
+    "as_stage",
+    "resolve_params",
+    "threads_wanted",
+]
