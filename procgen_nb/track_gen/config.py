@@ -16,9 +16,21 @@ from ..errors import ParamsError
 from ..params import Field, Params
 from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
 
+#: ``validity="drivable"``, times ``TrackGenConfig.scale``: a band ``track_width`` wide around
+#: the centerline does not overlap itself (no pinch: points far apart along the track stay
+#: ``track_width`` apart; no fold: every turn radius is at least half the width, so the
+#: inner edge of a bend does not cross itself). Chosen from ``metrics`` of the built-ins at
+#: their defaults (E=512, N=256): polar and checkpoint keep every track; the corners and
+#: pinches of bezier, hull, voronoi and repulsive are rejected (see notebook 02).
+DRIVABLE = {"track_width": 0.05, "min_turn_radius": 0.025}
+
 
 class ValidityParams(Params):
-    """The validity stage's thresholds (both dynamic: change them without a new recording)."""
+    """The validity stage's thresholds (both dynamic: change them without a new recording).
+
+    Both are off (0) by default; ``TrackGenConfig(validity="drivable")`` sets
+    ``DRIVABLE * scale``.
+    """
 
     owner = "validity"
     min_turn_radius: float = Field(
@@ -57,7 +69,9 @@ class TrackGenConfig:
         seed: the seed of env 0 (env ``e`` uses ``seed + e`` unless ``env_seeds``).
         epoch: mixed into every env's base seed; change it for new tracks.
         env_seeds: optional explicit seed per env (length ``num_envs``).
-        validity: the validity stage's ``ValidityParams`` (dict, instance or None).
+        validity: the validity stage's ``ValidityParams`` (dict, instance or None: both checks
+            off), or ``"drivable"``: ``DRIVABLE * scale``, a track a car ``track_width`` wide
+            can drive.
         z_profile: None/False for flat tracks, True or a dict of ``ZProfile.Params`` fields
             for a per-point ``"z"`` attribute.
 
@@ -89,7 +103,15 @@ class TrackGenConfig:
             )
         if self.env_seeds is not None:
             self.env_seeds = seed_list("TrackGenConfig.env_seeds", self.env_seeds, self.num_envs)
-        self.validity = ValidityParams.resolve(self.validity)
+        if isinstance(self.validity, str):
+            if self.validity != "drivable":
+                raise ParamsError(
+                    "TrackGenConfig.validity: expected 'drivable', a ValidityParams, a dict or "
+                    f"None, got {self.validity!r}"
+                )
+            self.validity = ValidityParams(**{k: v * self.scale for k, v in DRIVABLE.items()})
+        else:
+            self.validity = ValidityParams.resolve(self.validity)
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""
@@ -101,4 +123,4 @@ class TrackGenConfig:
         return [((int(v) + (1 << 31)) % (1 << 32)) - (1 << 31) for v in raw]
 
 
-__all__ = ["TrackGenConfig", "ValidityParams"]
+__all__ = ["DRIVABLE", "TrackGenConfig", "ValidityParams"]

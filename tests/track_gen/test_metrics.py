@@ -246,3 +246,33 @@ def test_a_bad_straight_ratio_is_refused(bad):
     res = presets.track("polar", num_envs=2, num_points=16, device="cpu").generate()
     with pytest.raises(ParamsError, match="straight_ratio"):
         res.metrics(straight_ratio=bad)
+
+
+def test_drivable_validity_scales_and_keeps_only_tracks_a_car_that_wide_can_drive():
+    from procgen_nb.track_gen import TrackGenConfig
+    from procgen_nb.track_gen.config import DRIVABLE
+
+    v = TrackGenConfig(validity="drivable", scale=2.0).validity
+    assert (v.min_turn_radius, v.track_width) == (
+        2 * DRIVABLE["min_turn_radius"],
+        2 * DRIVABLE["track_width"],
+    )
+    assert DRIVABLE["min_turn_radius"] == DRIVABLE["track_width"] / 2  # no fold at a bend
+    with pytest.raises(ParamsError, match="drivable"):
+        TrackGenConfig(validity="safe")
+    # N=256: the point spacing (about 0.02) well below the width; at a spacing near the
+    # width the discrete turn radius and clearance no longer bound each other
+    gen = presets.track("bezier", num_envs=48, num_points=256, seed=2, validity="drivable")
+    d = gen.generate().numpy()
+    ref = reference(d["xy"])
+    w, r = DRIVABLE["track_width"], DRIVABLE["min_turn_radius"]
+    ok = d["valid"] == 1
+    assert 0 < ok.sum() < 48, "expected some bezier tracks rejected and some kept"
+    # every kept track: turn radius and clearance (the NumPy brute force) at least the limits
+    # (a bend of radius >= w/2 has no two points closer than 2/pi of the arc between them, so
+    # the turn radius check covers the pairs the clearance check leaves to it)
+    assert np.all(ref["min_turn_radius"][ok] >= r * (1 - 1e-5))
+    assert np.all(ref["min_clearance"][ok] >= w * (1 - 1e-5))
+    radius_bit = next(bit for bit, text in REASONS.items() if "turn radius" in text)
+    flagged = (d["reason"] & radius_bit) != 0
+    np.testing.assert_array_equal(flagged, ref["min_turn_radius"] < r)
