@@ -253,8 +253,8 @@ class Count:
         """Returns +1 (never decreases with its counts), 0 (constant) or None (may decrease)."""
         if self._op == _CONST:
             return 0
-        if self._op == _LEAF:
-            return 1
+        if self._op == _LEAF or self._stated is not None:
+            return 1  # a count with a stated capacity is a count as it is (a device.bound)
         a, b = self._args
         sa, sb = a._sign(), b._sign()
         if sa is None or sb is None:
@@ -271,7 +271,7 @@ class Count:
         """A lower bound of the value (counts are >= 0); -1 stands for "may be negative"."""
         if self._op == _CONST:
             return self._const
-        if self._op == _LEAF:
+        if self._op == _LEAF or self._stated is not None:
             return 0
         a, b = (x._lo() for x in self._args)
         if self._op == _ADD:
@@ -290,6 +290,8 @@ class Count:
         return self._sign() is not None
 
     def _at_capacity(self) -> int:
+        if self._stated is not None and self._reads():
+            return self._stated
         if self._op == _CONST:
             return self._const
         if self._op == _LEAF:

@@ -93,6 +93,20 @@ def test_arithmetic_that_takes_a_count_away_is_read_back():
     assert (pg.traffic() - before).readbacks == 1
 
 
+def test_a_count_with_a_stated_capacity_is_a_count_as_it_is():
+    """Seed: "device.bound { value, capacity? } answers value as a live count: a count
+    Column that carries the most it can reach" (value may be arithmetic over counts): once
+    bounded, arithmetic that only grows over it is a domain again (count + 1)."""
+    a, b = word(7, 10), word(3, 10)
+    bounded = ops.device.bound(value=a - b, capacity=10)  # read back once: it takes away
+    for bounded_form in (bounded, ops.device.count(a - b, capacity=10)):
+        expr = bounded_form + 1
+        assert expr.grows and expr.capacity == 11
+        dom = resolve_domain(expr)
+        assert (dom.n, value(dom.live)) == (11, 7 - 3 + 1)
+    assert ops.device.count(5, capacity=10).read() == 5
+
+
 def test_builtin_min_and_order_are_refused_naming_count_min():
     """Seed: "min(kept.count, room)": the builtin min would compare in Python (a read
     back); it is refused naming count_min/count_max, which fold on the device."""
