@@ -40,6 +40,7 @@ __all__ = [
     "mesh_volume",
     "road_mesh",
     "road_overlap",
+    "sphere_mesh",
 ]
 
 MODES = ("cut", "union", "difference", "intersection")
@@ -119,6 +120,34 @@ def box_mesh(lo, hi) -> Mesh:
         (1, 3, 5), (3, 7, 5),  # x hi
     ]  # fmt: skip
     return Mesh(v, np.asarray(f, np.int32))
+
+
+def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mesh:
+    """A UV sphere: ``n`` rings of ``2n`` segments, closed, facing outward."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
+        raise ParamsError(f"sphere_mesh n: expected an integer >= 2, got {n!r}")
+    th = np.linspace(0, np.pi, n + 1)[1:-1]
+    ph = np.linspace(0, 2 * np.pi, 2 * n, endpoint=False)
+    ring = np.stack(
+        [
+            np.sin(th)[:, None] * np.cos(ph)[None],
+            np.sin(th)[:, None] * np.sin(ph)[None],
+            np.cos(th)[:, None] * np.ones_like(ph)[None],
+        ],
+        axis=-1,
+    ).reshape(-1, 3)
+    v = np.concatenate([[[0, 0, 1]], ring, [[0, 0, -1]]]) * radius + np.asarray(center)
+    m, k = 2 * n, len(th)
+    faces = []
+    for j in range(m):
+        faces.append((0, 1 + j, 1 + (j + 1) % m))
+        faces.append((len(v) - 1, 1 + (k - 1) * m + (j + 1) % m, 1 + (k - 1) * m + j))
+    for r in range(k - 1):
+        for j in range(m):
+            a, b = 1 + r * m + j, 1 + r * m + (j + 1) % m
+            c, d = a + m, b + m
+            faces += [(a, c, b), (b, c, d)]
+    return Mesh(v.astype(np.float32), np.asarray(faces, np.int32))
 
 
 def mesh_volume(mesh: Mesh | np.ndarray) -> float:

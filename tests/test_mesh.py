@@ -10,12 +10,14 @@ import pytest
 from procgen_nb.device import available_devices
 from procgen_nb.errors import CapacityError, ParamsError, UploadError
 from procgen_nb.mesh import (
+    MODES,
     Mesh,
     box_mesh,
     mesh_intersect,
     mesh_volume,
     road_mesh,
     road_overlap,
+    sphere_mesh,
 )
 
 DEVICES = ["cpu"] + (["cuda:0"] if "cuda:0" in available_devices() else [])
@@ -229,3 +231,46 @@ def test_road_mesh_is_the_ribbon_at_width():
         road_mesh(np.zeros((2, 2)), 1.0)
     with pytest.raises(ParamsError, match="road_mesh width"):
         road_mesh(xy, -1.0)
+
+
+def _winding(points, soup):
+    """The generalized winding number of each point (NumPy, float64)."""
+    t = soup.reshape(-1, 3, 3).astype(np.float64)
+    w = np.zeros(len(points))
+    for chunk in np.array_split(np.arange(len(points)), max(1, len(points) // 2000)):
+        a, b, c = (t[None, :, k] - points[chunk, None] for k in range(3))
+        la, lb, lc = (np.linalg.norm(x, axis=-1) for x in (a, b, c))
+        num = np.einsum("pti,pti->pt", a, np.cross(b, c))
+        den = la * lb * lc + (a * b).sum(-1) * lc + (a * c).sum(-1) * lb + (b * c).sum(-1) * la
+        w[chunk] = 2 * np.arctan2(num, den).sum(axis=1) / (4 * np.pi)
+    return w
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_booleans_of_two_spheres_against_monte_carlo_in_the_input_meshes(device):
+    a = sphere_mesh((0, 0, 0), 1.0, 10)
+    b = sphere_mesh((0.8, 0.3, 0.2), 0.9, 10)
+    p = np.random.default_rng(2).uniform(-1.0, 1.0, size=(20_000, 3))
+    ina = _winding(p, a.soup()) > 0.5
+    inb = _winding(p, b.soup()) > 0.5
+    inter = 8.0 * (ina & inb).mean()  # both inside: within A's bounding cube
+    got = {m: mesh_volume(mesh_intersect(a, b, m, device=device)) for m in MODES[1:]}
+    se = 8.0 * np.sqrt((ina & inb).mean() / len(p))
+    assert got["intersection"] == pytest.approx(inter, abs=4 * se)
+    va, vb = mesh_volume(a), mesh_volume(b)
+    assert got["union"] == pytest.approx(va + vb - got["intersection"], abs=1e-4)
+    assert got["difference"] == pytest.approx(va - got["intersection"], abs=1e-4)
+
+
+def test_the_benchmark_runs_in_smoke_mode(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "benchmarks" / "mesh_intersect.py"
+    spec = importlib.util.spec_from_file_location("bench_mesh_intersect", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke"])
+    out = capsys.readouterr().out
+    assert "pairs agree" in out and "road overlap" in out
+    assert rows["pairs agree with NumPy"] and rows["roads agree with shapely"]

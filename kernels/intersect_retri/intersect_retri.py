@@ -1,12 +1,13 @@
 """intersect_retri: retriangulates the cut triangles of a mesh and classifies the pieces.
 
 STAGE=split: live triangle t of ``tris`` (a triangle soup, corners ``tris[3t:3t+3]``) is
-split along the line of each of its cuts (``p0[k]``, ``p1[k]`` for ``k`` from
+split along each of its cuts (``p0[k]``, ``p1[k]`` for ``k`` from
 ``start[t]`` to ``start[t] + hits[t] - 1``: the cuts of the pairs intersect_pairs listed
-for t, computed by intersect_cuts; a cut of no length is passed over). A cut line
-crossing a piece's interior splits it into two triangles (through a corner) or three;
-pieces keep the triangle's orientation. Every cut lies on a line that split the
-triangle, so no piece's interior meets the other surface: each piece is wholly inside
+for t, computed by intersect_cuts; a cut of no length is passed over). A piece whose
+interior the cut runs through is split along the cut's line, into two triangles (through
+a corner) or three; the other pieces are left whole. Pieces keep the triangle's
+orientation. No cut runs through a piece's interior after its turn, and a piece is only
+ever split, so no piece's interior meets the other surface: each piece is wholly inside
 or outside the other mesh. The pieces of t are ``pieces[3 * room * t + 3j ..]`` for
 ``j < piece_count[t]``; a triangle with no cut is one piece, itself. A triangle whose
 pieces would pass ``room`` (or the room left in ``pieces``) gets ``piece_count[t] = -1``
@@ -147,6 +148,22 @@ def intersect_retri(
                     sx = sy
                     sy = sz
                     sz = ts
+            # the chord of the line across the piece: split only where the cut runs
+            cu = wp.vec3d()
+            cv = wp.vec3d()
+            if sx == 0:
+                cu = x
+                cv = d3(meet(w, s, y, z))
+            else:
+                cu = d3(meet(w, s, x, y))
+                cv = d3(meet(w, s, x, z))
+            uu = wp.dot(e - s, e - s)
+            ta = wp.dot(cu - s, e - s)
+            tb = wp.dot(cv - s, e - s)
+            if wp.max(ta, tb) <= wp.float64(1.0e-9) * uu or wp.min(ta, tb) >= (
+                wp.float64(1.0) - wp.float64(1.0e-9)
+            ) * uu:
+                continue
             if sx == 0:
                 # through corner x: y and z on opposite sides, two triangles
                 if m + 1 > fit:

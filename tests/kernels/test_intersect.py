@@ -218,6 +218,17 @@ def _tri_area(t):
     )
 
 
+def _strictly_inside(x, tri, tol=1e-6):
+    e1, e2, d = tri[1] - tri[0], tri[2] - tri[0], x - tri[0]
+    g = np.array([[e1 @ e1, e1 @ e2], [e1 @ e2, e2 @ e2]])
+    if abs(np.linalg.det(g)) < 1e-18:
+        return False
+    u, v = np.linalg.solve(g, [d @ e1, d @ e2])
+    n = np.cross(e1, e2)
+    off = abs(d @ n) / np.linalg.norm(n)
+    return bool(u > tol and v > tol and 1 - u - v > tol and off < 1e-6)
+
+
 def _inside_box(p, lo, hi):
     return bool(((p > lo) & (p < hi)).all())
 
@@ -257,12 +268,13 @@ def test_retri_splits_along_the_cuts_and_classifies_by_the_other_box(device, liv
         n0 = np.cross(tris[t, 1] - tris[t, 0], tris[t, 2] - tris[t, 0])
         nn = np.cross(mine[:, 1] - mine[:, 0], mine[:, 2] - mine[:, 0])
         assert (nn @ n0 >= -1e-9).all()
-        # no cut of t passes through a piece's interior: its corners are on one side
-        for s in range(start[t], start[t] + hits[t]):
-            w = np.cross(n0, p1[s] - p0[s])
-            f = (mine - p0[s]) @ w
-            tol = 1e-5 * np.abs(w).max()
-            assert not ((f > tol).any(axis=1) & (f < -tol).any(axis=1)).any()
+        # no cut of t runs through a piece's interior: points along each cut lie in no
+        # piece strictly (barycentric coordinates)
+        for c in range(start[t], start[t] + hits[t]):
+            for f in np.linspace(0.01, 0.99, 41):
+                x = p0[c] + f * (p1[c] - p0[c])
+                for piece in mine:
+                    assert _strictly_inside(x, piece) is False, (t, c, f)
     bind = {
         "pieces": split["pieces"],
         "piece_count": split["piece_count"],
