@@ -65,6 +65,8 @@ def run(
     repeats: int,
     only: list[str] | None,
     old_reference: bool = False,
+    device: str = "cpu",
+    reference: bool = True,
 ) -> int:
     """Runs the comparison and prints the tables; returns a process exit status."""
     import shapely
@@ -78,7 +80,8 @@ def run(
     names = only or registry.available("generator")
     print(
         f"track_gen generators: E={E} envs, N={N} points, best of {repeats}, "
-        f"device cpu (Warp: one thread); validity: closed, simple, turning number"
+        f"device {device}{' (Warp: one thread)' if device == 'cpu' else ''}; "
+        "validity: closed, simple, turning number"
     )
     header = (
         f"{'generator':<12} {'tracks/s':>10} {'valid':>6} {'rb/call':>7} "
@@ -92,7 +95,7 @@ def run(
     for name in names:
         tg = TrackGenerator(
             TrackGenConfig(
-                generator=name, num_envs=E, num_points=N, device="cpu", validity=NO_DRIVE
+                generator=name, num_envs=E, num_points=N, device=device, validity=NO_DRIVE
             )
         )
         tg.generate()
@@ -108,7 +111,9 @@ def run(
         valid = tg.result.num_valid() / E
         rate = E / dt
         np_rate = ratio = np_valid = dxy = "-"
-        if name in NUMPY_PORTS:
+        if not reference:
+            pass
+        elif name in NUMPY_PORTS:
             seeds = base_seeds(0, 0, E)
             t_np = _best(
                 lambda name=name, seeds=seeds: numpy_pipeline(name, seeds, N), max(1, repeats // 5)
@@ -155,7 +160,11 @@ def run(
     if rings is None:
         return 0
     # the self-intersection check alone, on the same rings (benchmarks/crossings.py: more)
-    ctx = tg.ctx
+    if not reference:
+        return 0
+    from procgen_nb.track_gen.exec import LaunchContext
+
+    ctx = LaunchContext("cpu")
     xy_wp = wp.array(rings.reshape(-1, 2), dtype=wp.vec2, device="cpu")
     out = wp.zeros(E, dtype=wp.int32, device="cpu")
     cnt = wp.zeros(E, dtype=wp.int32, device="cpu")
@@ -243,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time the former NumPy reference and print its ratio beside the new one",
     )
+    p.add_argument("--device", default="cpu", help="cpu or cuda (the pipeline's device)")
+    p.add_argument(
+        "--no-reference", action="store_true", help="time the pipeline only (no NumPy, GEOS)"
+    )
     p.add_argument(
         "--threads",
         type=int,
@@ -259,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             a.generators or registry.available("generator"), a.envs, a.points, a.threads, a.repeats
         )
         return 0
-    return run(a.envs, a.points, a.repeats, a.generators, a.old_reference)
+    return run(
+        a.envs, a.points, a.repeats, a.generators, a.old_reference, a.device, not a.no_reference
+    )
 
 
 if __name__ == "__main__":
