@@ -34,6 +34,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "
 import lab  # noqa: E402  (tests/browser/lab.py: the JupyterLab and Chromium helpers)
 
 KEY_LISTENER = """() => {
+    if (window.__procgenKeys) return;
     window.__procgenKeys = [];
     document.addEventListener('keydown', () => {
         window.__procgenKeys.push(performance.timeOrigin + performance.now());
@@ -65,21 +66,28 @@ def measure(page, index: int, repeats: int, timeout_s: float = 30.0) -> list[dic
     handle = slider.locator(".noUi-handle").first
     page.wait_for_function("el => Number(el.dataset.seq || 0) >= 1", arg=canvas.element_handle())
     page.evaluate(KEY_LISTENER)
+    page.wait_for_timeout(2000)  # the view settles (its first cook's status and report)
     handle.focus()
     out = []
     for k in range(repeats):
         seq = int(canvas.get_attribute("data-seq"))
         keys_before = page.evaluate("window.__procgenKeys.length")
         page.keyboard.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
-        page.wait_for_function(
-            "([el, s]) => Number(el.dataset.seq) > s",
-            arg=[canvas.element_handle(), seq],
-            timeout=timeout_s * 1000,
-        )
+        try:
+            page.wait_for_function(
+                "([el, s]) => Number(el.dataset.seq) > s",
+                arg=[canvas.element_handle(), seq],
+                timeout=timeout_s * 1000,
+            )
+        except Exception:
+            readout = slider.locator(".widget-readout").inner_text()
+            active = page.evaluate("document.activeElement.className")
+            print(f"press {k}: no new picture (seq {seq}, readout {readout}, focus {active})")
+            raise
         page.wait_for_timeout(60)  # let the animation frame after the draw run
         key = page.evaluate(f"window.__procgenKeys[{keys_before}]")
-        rec = page.evaluate(
-            "s => window.__procgenDraws.filter(d => d.seq > s && d.painted)"
+        rec = canvas.evaluate(
+            "(el, s) => (el.__procgenDraws || []).filter(d => d.seq > s && d.painted)"
             ".sort((a, b) => a.seq - b.seq).slice(-1)[0]",
             seq,
         )

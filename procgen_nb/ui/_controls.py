@@ -215,6 +215,9 @@ class FieldControl:
         """Shows ``value`` without reporting it as an edit (a slider widens, and its step
         gets finer, to show it exactly)."""
         values = tuple(value) if self.field.lanes > 1 else (value,)
+        for lane, v in enumerate(values):
+            if v != self._values[lane]:  # a new value from Python, not a re-show
+                self._remember(lane, v)
         self._values = list(values)
         with self.quiet():
             for w, v in zip(self.widgets, values, strict=True):
@@ -228,6 +231,10 @@ class FieldControl:
                         if step < w.step:
                             w.step, w.readout_format = step, f".{d}f"
                 w.value = v
+
+    def _remember(self, lane: int, value: Any) -> None:
+        self._kernel_set[lane].append((value, time.monotonic()))
+        del self._kernel_set[lane][:-8]
 
     def _stale_echo(self, lane: int, value: Any) -> bool:
         w = self.widgets[lane]
@@ -261,9 +268,8 @@ class FieldControl:
         from_browser = not self._quiet and "value" in getattr(w, "_property_lock", {})
         if from_browser:
             self.browser_values += 1
-        else:  # the kernel showed it: remember it, to tell a late echo from an edit
-            self._kernel_set[lane].append((new, time.monotonic()))
-            del self._kernel_set[lane][:-8]
+        elif not self._quiet:  # Python set it: remember it, to tell a late echo from an edit
+            self._remember(lane, new)
         if self._quiet:
             return
         cur = self._values[lane]

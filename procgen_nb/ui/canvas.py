@@ -3,8 +3,9 @@
 Its front end is ``widgets/track_canvas/track_canvas.js``. One cook is one message: the
 centerlines, validity, per-env reasons, gates and point clouds travel as binary buffers
 (float32 / int32 bytes, no PNG, no JSON lists), the counts beside them in the same state
-update (``hold_sync``); the per-env metrics the hover shows follow in a second, small
-message (the picture does not wait for them). The front end draws a grid of small multiples at the device
+update (``hold_sync``). The per-env metrics the hover shows are measured when the browser
+first asks for a picture's (the first hover after it arrives): the picture never waits for
+them. The only message the front end sends is that request; it sends no value. The front end draws a grid of small multiples at the device
 pixel ratio (env index, valid/invalid colour, start and direction, numbered gates), shows
 an env's metrics on hover, draws one env large on click (drag pans, the wheel zooms,
 Escape goes back), and sizes itself to its container. It sends nothing back to the kernel.
@@ -95,8 +96,8 @@ class TrackCanvas(anywidget.AnyWidget):
         shown: how many envs the grid draws (the first ``shown``; a note says when fewer
             than ``envs``).
         tracks: ``[E, N, 2]`` float32. valid: ``[E]`` int32. reasons: ``[E]`` int32 bits.
-        metrics: ``[E, 3]`` float32 (length, smallest turn radius, clearance), sent just
-            after the picture; metrics_seq: the ``seq`` they belong to.
+        metrics: ``[E, 3]`` float32 (length, smallest turn radius, clearance), sent when
+            the browser asks (``send_metrics``); metrics_seq: the ``seq`` they belong to.
         gates: ``[E, G, 2]`` float32. gate_count: ``[E]`` int32. gate_heading: ``[E, G]``
             float32 or empty.
         cloud: ``[M, 2]`` float32 point clouds one after the other; cloud_sizes ``[K]`` int32;
@@ -140,6 +141,7 @@ class TrackCanvas(anywidget.AnyWidget):
     def __init__(self, *, max_envs: int = 64, **kwargs: Any):
         super().__init__(**kwargs)
         self.max_envs = max_envs
+        self.on_msg(self._on_message)
 
     def __repr__(self) -> str:
         return f"TrackCanvas(envs={self.envs}, shown={self.shown})"
@@ -208,12 +210,26 @@ class TrackCanvas(anywidget.AnyWidget):
         with self.hold_sync():
             for k, v in state.items():
                 setattr(self, k, v)
-        # the hover's metrics follow in a second message: the picture and its counts do not
-        # wait for them
-        m = metrics() if metrics is not None else np.full((state["envs"], 3), np.nan)
+        # the hover's metrics are measured when the browser first asks for this picture's
+        # (a hover): the picture and its counts never wait for them
+        self._pending_metrics = (state["seq"], metrics, state["envs"])
+
+    def send_metrics(self, seq: int | None = None) -> None:
+        """Measures the metrics of the picture ``seq`` (the last one when None) and sends
+        them (what a hover in the browser asks for); nothing when a newer picture came."""
+        pending = self.__dict__.get("_pending_metrics")
+        if pending is None or (seq is not None and seq != pending[0]):
+            return
+        seq, measure, envs = pending
+        m = measure() if measure is not None else np.full((envs, 3), np.nan)
         with self.hold_sync():
             self.metrics = _f32(m)
-            self.metrics_seq = state["seq"]
+            self.metrics_seq = seq
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "metrics":
+            seq = content.get("seq")
+            self.send_metrics(seq if isinstance(seq, int) else None)
 
     def grey(self, message: str) -> None:
         """Greys the picture shown and overlays ``message`` (a failed cook)."""

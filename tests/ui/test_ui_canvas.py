@@ -81,7 +81,11 @@ def test_one_cook_is_one_message_of_binary_buffers():
 
     canvas.comm = Comm()
     canvas.show(frame, reason_labels={4: "self-intersecting", 32: "clearance"}, width=0.1)
-    # the picture and its counts in one message, the hover's metrics in a second one
+    # the picture and its counts in one message; the hover's metrics when asked for
+    assert len(sent) == 1
+    canvas._on_message(canvas, {"type": "metrics", "seq": 0}, [])  # an older picture's
+    assert len(sent) == 1
+    canvas._on_message(canvas, {"type": "metrics", "seq": 1}, [])
     assert len(sent) == 2
     msg, buffers = sent[0]
     keys = set(msg["state"]) | {p[0] for p in msg["buffer_paths"]}

@@ -241,3 +241,17 @@ def test_a_late_echo_of_an_earlier_value_is_not_an_edit():
     _from_browser(w, 0.7)
     assert seen == [0.3, 1.0, 0.7] and form.value.x == 0.7
     assert form.browser_values == 2
+
+
+def test_a_person_stepping_back_and_forth_is_never_an_echo():
+    """Browser edits right, left, right, left (each one step): every one is an edit, even
+    when the browser sends a float a hair off the grid that the kernel shows again."""
+    cls = params_class("G", {"x": Field(0.35, bounds=(0.0, 1.0))}, "g")
+    form = params_form(cls)
+    seen = []
+    form.observe(lambda c: seen.append(c["new"].x), names="value")
+    w = form.widget("x")
+    sent = [0.35100000000000003, 0.35, 0.35100000000000003, 0.35, 0.351, 0.35]
+    for v in sent:
+        _from_browser(w, v)
+    assert seen == [0.351, 0.35, 0.351, 0.35, 0.351, 0.35]

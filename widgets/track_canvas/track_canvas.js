@@ -401,8 +401,9 @@ function render({ model, el: root }) {
     requestAnimationFrame(() => {
       entry.painted = now(); // the frame that shows the new picture
     });
-    (window.__procgenDraws = window.__procgenDraws || []).push(entry);
-    if (window.__procgenDraws.length > 1000) window.__procgenDraws.shift();
+    // the last draws of this view, with their timings (benchmarks/browser_latency.py)
+    (root.__procgenDraws = root.__procgenDraws || []).push(entry);
+    if (root.__procgenDraws.length > 1000) root.__procgenDraws.shift();
   }
 
   function envAt(ev) {
@@ -442,6 +443,7 @@ function render({ model, el: root }) {
     }
     const e = zoom ? zoom.env : envAt(ev);
     if (e < 0) { tip.style.display = "none"; return; }
+    askMetrics();
     tip.innerHTML = tipFor(e);
     tip.style.display = "block";
     const r = wrap.getBoundingClientRect();
@@ -491,10 +493,21 @@ function render({ model, el: root }) {
 
   const ro = new ResizeObserver(() => { if (data) draw(); });
   ro.observe(wrap);
+  let asked = 0; // the picture whose metrics were asked for
   const metrics = () => {
     if (data && model.get("metrics_seq") === model.get("seq")) {
       data.metrics = f32(model.get("metrics"));
       root.dataset.metricsSeq = String(model.get("metrics_seq"));
+      if (tip.style.display === "block" && tip.dataset.env) {
+        tip.innerHTML = tipFor(Number(tip.dataset.env));
+      }
+    }
+  };
+  const askMetrics = () => {
+    const seq = model.get("seq");
+    if (seq > 0 && asked !== seq && model.get("metrics_seq") !== seq) {
+      asked = seq;
+      model.send({ type: "metrics", seq });
     }
   };
   model.on("change:seq", update);
