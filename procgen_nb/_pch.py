@@ -62,6 +62,11 @@ def shared_dir() -> str:
     return _shared
 
 
+def shared_files() -> list[str]:
+    """The shared ``.pch`` files (those with Clang's signature)."""
+    return [p for p in glob.glob(os.path.join(shared_dir(), "*.pch")) if _is_pch(p)]
+
+
 def _is_pch(path: str) -> bool:
     try:
         with open(path, "rb") as f:

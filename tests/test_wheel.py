@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import site
 import subprocess
 import sys
@@ -81,8 +82,9 @@ def _nested_venv(env_dir: Path) -> Path:
 def test_nested_venv_sees_the_callers_packages(tmp_path):
     py = _nested_venv(tmp_path / "venv")
     code = "import sys, warp; print(sys.prefix); print(warp.__file__)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     res = subprocess.run(
-        [str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+        [str(py), "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env
     )
     assert res.returncode == 0, res.stderr
     prefix, warp_file = res.stdout.splitlines()
@@ -111,8 +113,9 @@ def test_wheel_cooks_in_a_fresh_venv(wheel, tmp_path):
         check=True,
         timeout=300,
     )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the wheel, not a tree
     res = subprocess.run(
-        [str(py), "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        [str(py), "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env
     )
     assert res.returncode == 0, res.stderr
     line = [ln for ln in res.stdout.splitlines() if ln.startswith("COOKED")][-1]
