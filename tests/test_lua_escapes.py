@@ -219,25 +219,25 @@ CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
         "function() return string.find(string.rep('a', 100000), '.-.-.-.-b') end",
         C,
         None,
-        {"LuaError": r"string.find: expected a pattern and subject of at most \d+ match steps"},
+        {"LuaCeilingError": CEIL},
     ),
     "slow pattern: string.match": (
         "function() return string.rep('a', 20000):match('(a*)*b') end",
         C,
         None,
-        {"LuaError": r"string.match: expected a pattern and subject", "ok": r"\[None\]"},
+        {"LuaCeilingError": CEIL, "ok": r"\[None\]"},
     ),
     "slow pattern: gmatch": (
         "function() for x in string.rep('a', 100000):gmatch('a-b') do end end",
         C,
         None,
-        {"LuaError": r"string.gmatch: expected a pattern and subject .*got pattern \"a-b\""},
+        {"LuaCeilingError": CEIL},
     ),
     "slow pattern: gsub with %b": (
         "function() return string.rep('(', 100000):gsub('%b()', '') end",
         C,
         None,
-        {"LuaError": r"string.gsub: expected a pattern and subject .*got pattern \"%b\(\)\""},
+        {"LuaCeilingError": CEIL},
     ),
     "slow plain find": (
         "function() return string.rep('a', 4e6):find(string.rep('a', 3000) .. 'b', 1, true) end",
@@ -249,7 +249,7 @@ CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
         "function() return string.rep('a', 100000):find('.-.-.-.-b[') end",
         C,
         None,
-        {"LuaError": r"string.find: expected a pattern and subject .*got pattern \".-.-.-.-b\[\""},
+        {"LuaCeilingError": CEIL, "LuaError": r"malformed pattern \(missing '\]'\)"},
     ),
     "string.packsize with a huge format": (
         "function() return string.packsize(string.rep('x', 1e6)) end",

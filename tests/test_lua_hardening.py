@@ -337,3 +337,119 @@ def test_ceiling_benchmark_smoke(capsys):
     rows = mod.main(["--smoke"])
     assert set(rows) == set(mod.CASES) and "ratio" in capsys.readouterr().out
     assert all(r > 0 for r in rows.values())
+
+
+# -- the Lua matcher (the fallback for a match too long to run natively) -----------------------------
+@pytest.fixture(scope="module")
+def lua_matcher():
+    """A state whose every pattern match runs in the Lua matcher (a budget of 0 steps)."""
+    from procgen_nb.lua import _guards
+
+    saved = dict(_guards.LIMITS)
+    _guards.LIMITS["pattern_steps"] = 0
+    try:
+        return LuaState()
+    finally:
+        _guards.LIMITS.clear()
+        _guards.LIMITS.update(saved)
+
+
+ALL_FOUR = """function(s, p, init)
+  local function show(ok, ...)
+    local t = {tostring(ok)}
+    for i = 1, select('#', ...) do t[#t + 1] = tostring((select(i, ...))) end
+    return table.concat(t, ',')
+  end
+  local out = {
+    show(pcall(string.find, s, p, init)),
+    show(pcall(string.match, s, p, init)),
+    show(pcall(string.gsub, s, p, '<%0>')),
+    show(pcall(string.gsub, s, p, '[%1]', 2)),
+    show(pcall(string.gsub, s, p, function(a, b) return b and (a .. '|' .. b) or nil end)),
+    show(pcall(string.gsub, s, p, {a = 'A', [1] = 'one'})),
+    show(pcall(function()
+      local t = {}
+      for a, b in s:gmatch(p, init) do t[#t + 1] = tostring(a) .. ':' .. tostring(b) end
+      return table.concat(t, ' ')
+    end)),
+  }
+  return out
+end"""
+
+MATCH_SUBJECTS = st.text(alphabet="ab(c) =%.\n1A_x[]-", max_size=30)
+MATCH_PATTERNS = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "b",
+            ".",
+            "%a",
+            "%d",
+            "%s",
+            "%w",
+            "%p",
+            "%u",
+            "%l",
+            "%x",
+            "%A",
+            "%S",
+            "%W",
+            "[ab]",
+            "[^a]",
+            "[a-c]",
+            "[%a_]",
+            "[]]",
+            "[^%s]",
+            "a*",
+            "b+",
+            ".-",
+            "c?",
+            "%d+",
+            "%s*",
+            "(",
+            ")",
+            "()",
+            "%b()",
+            "%b[]",
+            "%f[%a]",
+            "%f[%A]",
+            "=",
+            "%%",
+            "%.",
+            "%-",
+            "%1",
+            "^",
+            "$",
+            "%[",
+            "x?",
+        ]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(s=MATCH_SUBJECTS, p=MATCH_PATTERNS, init=st.sampled_from([None, 1, 2, -3, 0, 40]))
+def test_the_lua_matcher_answers_as_the_native_one(lua_matcher, s, p, init):
+    want = [x.split(",", 1)[0] == "true" and x for x in _RAW.eval(ALL_FOUR)(s, p, init).values()]
+    got = [x.split(",", 1)[0] == "true" and x for x in lua_matcher.call(ALL_FOUR, [s, p, init])[0]]
+    assert got == want, (s, p, init)
+
+
+def test_a_match_too_long_for_native_runs_in_lua_and_answers(lua):
+    # (.-)\n over 100 KB: its bound passes the native budget (a subject with no newline
+    # would be quadratic), so it runs in the Lua matcher, and answers as Python splits
+    text = "".join(f"line {i}\n" for i in range(12_000))
+    src = """function(s)
+      local n, last = 0, nil
+      for l in s:gmatch('(.-)\\n') do n = n + 1 last = l end
+      return n, last, s:find('(%d+)\\n$'), select(2, s:gsub('(%w+) (%d+)\\n', '%2'))
+    end"""
+    lines = text.split("\n")[:-1]
+    # (find is not last in the list: one value, where "11999\n" starts)
+    assert lua.call(src, [text], ceiling_ms=20_000) == [
+        len(lines),
+        lines[-1],
+        len(text) - 5,
+        12_000,
+    ]

@@ -17,8 +17,8 @@ refused). A count hook on every thread the call runs (coroutines included) check
 every ``hook_interval`` instructions; ``pcall``, ``xpcall`` and coroutines cannot catch
 the error it raises, nor a stack overflow (near the C-stack limit no hook can run).
 Standard functions that loop in C over a count the script chooses are guarded (see
-``_guards``): a pattern match whose bounded cost passes a budget is refused, and the
-others work in pieces. One instruction can be long (comparing two long strings): once a
+``_guards``): a pattern match whose bounded cost passes a budget runs in Lua (where
+the hook runs), and the others work in pieces. One instruction can be long (comparing two long strings): once a
 call ran past its ceiling in wall time, a watchdog thread makes the hook run at the next
 instruction (see ``_watchdog``). So no call runs more than about max(2 x ceiling,
 ceiling + 1 s) of CPU time: a single instruction or C function is bounded by
@@ -60,7 +60,7 @@ from ..errors import (
     LuaSandboxError,
     ParamsError,
 )
-from . import _guards, _sandbox, _watchdog
+from . import _guards, _lmatch, _sandbox, _watchdog
 from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
 from .values import Handle, _lua_handle
 
@@ -146,7 +146,9 @@ class LuaState:
         guards, err = _pair(real_load(_guards.GUARDS, "=procgen_nb.guards"))
         if guards is None:
             raise LuaError(f"the Lua sandbox's guards do not compile: {err}")
-        guards(self._helpers.env, self._helpers.poll, self._runtime.table_from(_guards.LIMITS))
+        lmatch = real_load(_lmatch.MATCHER, "=procgen_nb.match")()
+        limits = self._runtime.table_from(_guards.LIMITS)
+        guards(self._helpers.env, self._helpers.poll, limits, lmatch)
         # token -> column, and column -> {node: token}: a token names a column for one node
         self._columns: weakref.WeakValueDictionary[str, Column] = weakref.WeakValueDictionary()
         self._column_ids: weakref.WeakKeyDictionary[Column, dict] = weakref.WeakKeyDictionary()
