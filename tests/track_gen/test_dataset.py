@@ -213,3 +213,19 @@ def test_a_worker_killed_mid_run_still_gives_every_shard_once(tmp_path, dask_cli
     fresh = tmp_path / "fresh"
     dataset.write(CONFIG, count, fresh, shard, progress=False)
     assert _files(fresh) == _files(out)
+
+
+def test_the_dataset_benchmark_runs_in_smoke_mode(capsys):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "dataset.py"
+    spec = importlib.util.spec_from_file_location("bench_dataset", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke", "--workers", "2"])
+    out = capsys.readouterr().out
+    assert "Dask LocalCluster, 2 processes" in out and "bytes per track" in out
+    assert rows["identical bytes"] is True
+    # a centerline is 32 float32 pairs (256 bytes); metrics and the rest add a few hundred
+    assert 256 < rows["bytes per track"] < 2048
+    assert all(rows[k] > 0 for k in ("in-process tracks/s", "dask tracks/s", "pool tracks/s"))
