@@ -203,69 +203,6 @@ def _not_adjacent(i: int, j: int, n: int) -> bool:
 
 
 @wp.func
-def _pair_crossings(
-    xy: wp.array(dtype=wp.vec2),
-    base: int,
-    n: int,
-    sa: int,
-    la: int,
-    sb: int,
-    lb: int,
-    first_only: int,
-) -> int:
-    """Counts the crossing pairs of non-adjacent segments between two chains by bisection
-    (vertex runs [a0, a1] of A and [b0, b1] of B, the longer halved while the boxes meet)."""
-    s0 = _vstack()
-    s1 = _vstack()
-    s2 = _vstack()
-    s3 = _vstack()
-    top = wp.int32(0)
-    a0 = wp.int32(0)
-    a1 = la
-    b0 = wp.int32(0)
-    b1 = lb
-    count = wp.int32(0)
-    while True:
-        pa0 = xy[base + _wrapv(sa + a0, n)]
-        pa1 = xy[base + _wrapv(sa + a1, n)]
-        pb0 = xy[base + _wrapv(sb + b0, n)]
-        pb1 = xy[base + _wrapv(sb + b1, n)]
-        go = _boxes_meet(pa0, pa1, pb0, pb1)
-        if go and a1 - a0 == 1 and b1 - b0 == 1:
-            go = False
-            if _not_adjacent(_wrapv(sa + a0, n), _wrapv(sb + b0, n), n):
-                if segments_intersect(pa0, pa1, pb0, pb1):
-                    count += 1
-                    if first_only != 0:
-                        return count
-        if go:
-            if a1 - a0 >= b1 - b0:
-                m = (a0 + a1) >> 1
-                s0[top] = m
-                s1[top] = a1
-                s2[top] = b0
-                s3[top] = b1
-                a1 = m
-            else:
-                m = (b0 + b1) >> 1
-                s0[top] = a0
-                s1[top] = a1
-                s2[top] = m
-                s3[top] = b1
-                b1 = m
-            top += 1
-        else:
-            if top == 0:
-                break
-            top -= 1
-            a0 = s0[top]
-            a1 = s1[top]
-            b0 = s2[top]
-            b1 = s3[top]
-    return count
-
-
-@wp.func
 def _ring_crossings(
     xy: wp.array(dtype=wp.vec2),
     base: int,
@@ -293,6 +230,11 @@ def _ring_crossings(
     lo = srt[0]
     inv = srt[1]
     count = wp.int32(0)
+    # the bisection stack (one per loop, not per pair)
+    s0 = _vstack()
+    s1 = _vstack()
+    s2 = _vstack()
+    s3 = _vstack()
     for c in range(k):
         sa = chain[cb + c]
         la = chain_n[cb + c]
@@ -303,9 +245,9 @@ def _ring_crossings(
         y_lo = wp.min(a0[1], a1[1])
         y_hi = wp.max(a0[1], a1[1])
         # the chains whose lowest x lies in [x_lo, x_hi] (ties: the higher id): one run of slots
-        s0 = bucket[bb + _bucket(x_lo, lo, inv, k)]
-        s1 = bucket[bb + _bucket(x_hi, lo, inv, k) + 1]
-        for slot in range(s0, s1):
+        first = bucket[bb + _bucket(x_lo, lo, inv, k)]
+        last = bucket[bb + _bucket(x_hi, lo, inv, k) + 1]
+        for slot in range(first, last):
             d = order[cb + slot]
             kd = key[cb + d]
             if kd > x_hi or kd < x_lo or (kd == x_lo and d <= c):
@@ -314,10 +256,52 @@ def _ring_crossings(
             lb = chain_n[cb + d]
             b0 = xy[base + sb]
             b1 = xy[base + _wrapv(sb + lb, n)]
-            if wp.max(b0[1], b1[1]) >= y_lo and y_hi >= wp.min(b0[1], b1[1]):
-                count += _pair_crossings(xy, base, n, sa, la, sb, lb, mode)
-                if mode != 0 and count > 0:
-                    return 1
+            if wp.max(b0[1], b1[1]) < y_lo or y_hi < wp.min(b0[1], b1[1]):
+                continue
+            # bisect the pair: vertex runs [r0, r1] of A and [r2, r3] of B, the longer
+            # halved while their boxes meet, down to single segments
+            top = wp.int32(0)
+            r0 = wp.int32(0)
+            r1 = la
+            r2 = wp.int32(0)
+            r3 = lb
+            while True:
+                pa0 = xy[base + _wrapv(sa + r0, n)]
+                pa1 = xy[base + _wrapv(sa + r1, n)]
+                pb0 = xy[base + _wrapv(sb + r2, n)]
+                pb1 = xy[base + _wrapv(sb + r3, n)]
+                go = _boxes_meet(pa0, pa1, pb0, pb1)
+                if go and r1 - r0 == 1 and r3 - r2 == 1:
+                    go = False
+                    if _not_adjacent(_wrapv(sa + r0, n), _wrapv(sb + r2, n), n):
+                        if segments_intersect(pa0, pa1, pb0, pb1):
+                            count += 1
+                            if mode != 0:
+                                return 1
+                if go:
+                    if r1 - r0 >= r3 - r2:
+                        m = (r0 + r1) >> 1
+                        s0[top] = m
+                        s1[top] = r1
+                        s2[top] = r2
+                        s3[top] = r3
+                        r1 = m
+                    else:
+                        m = (r2 + r3) >> 1
+                        s0[top] = r0
+                        s1[top] = r1
+                        s2[top] = m
+                        s3[top] = r3
+                        r3 = m
+                    top += 1
+                else:
+                    if top == 0:
+                        break
+                    top -= 1
+                    r0 = s0[top]
+                    r1 = s1[top]
+                    r2 = s2[top]
+                    r3 = s3[top]
     return count
 
 
