@@ -1,6 +1,7 @@
 """Meshes: triangle-triangle intersection, booleans and road overlap on the device.
 
-``mesh_intersect(a, b, mode)`` wires the kernels ``procgen/intersect_pairs`` (the
+``mesh_intersect(a, b, mode)`` (a node: ``mode`` and ``room`` are its params; it is
+called like a function too) wires the kernels ``procgen/intersect_pairs`` (the
 triangles of B each triangle of A crosses, through a uniform grid over B),
 ``procgen/intersect_cuts`` (the segment of each pair), ``procgen/intersect_unify`` (the
 cut ends welded into vertices) and ``procgen/intersect_retri`` (the cut triangles split
@@ -30,6 +31,8 @@ from . import asset, ops
 from .columns import column_from_numpy
 from .device import resolve_device
 from .errors import CapacityError, ParamsError, UploadError
+from .nodes import node
+from .params import Field
 
 __all__ = [
     "IntersectResult",
@@ -249,6 +252,12 @@ def _cuts(pairs, total: int, a, b, device: str):
     )
 
 
+@node(
+    params={
+        "mode": Field("cut", choices=MODES, doc="cut curves or a boolean"),
+        "room": Field(64, bounds=(1, 4096), soft=(8, 256), doc="most pieces per triangle"),
+    }
+)
 def mesh_intersect(
     a: Any, b: Any, mode: str = "cut", room: int = 64, cell: float | None = None, device=None
 ):

@@ -285,3 +285,22 @@ def test_the_benchmark_runs_in_smoke_mode(capsys):
 def test_booleans_of_boxes_sharing_face_planes():
     a, b = box_mesh(*A), box_mesh((1, 0, 0.5), (3, 2, 1.5))
     assert mesh_volume(mesh_intersect(a, b, "intersection")) == pytest.approx(2.0, abs=1e-4)
+
+
+def test_mesh_intersect_is_a_node_whose_mode_a_cook_changes():
+    import procgen_nb as pg
+
+    g = pg.Graph("meshes")
+    g.add("a", lambda: box_mesh(*A))
+    g.add("b", lambda: box_mesh(*CASES["slab"][0]))
+    g.add("x", mesh_intersect, a="a", b="b")
+    (blo, bhi), inter = CASES["slab"]
+    for mode, want in (
+        ("intersection", inter),
+        ("union", 8 + 6 - inter),
+        ("difference", 8 - inter),
+    ):
+        out = g.cook({"x.mode": mode}).outputs["x"]
+        assert mesh_volume(out) == pytest.approx(want, abs=1e-4)
+    with pytest.raises(ParamsError):
+        g.cook({"x.mode": "xor"})
