@@ -27,6 +27,14 @@ Columns: ``track`` (int64, the index in the dataset), ``seed`` (the config's), `
 fixed-size lists), ``z`` (when the config has a z profile), ``valid`` (bool), ``reason``
 (int32 bits of ``REASONS``; the manifest maps them to words) and every metric of
 ``metrics.METRICS``.
+
+With ``config["course"]`` (a dict of ``gates.build`` fields: ``gate_generator``,
+``gate_params``, ``track_width``, ``max_gates``...), each row is a course: the columns gain
+``gate_position`` (``max_gates`` float32 triples; NaN past ``gate_count``), ``gate_heading``,
+``gate_size``, ``gate_s``, ``gate_lateral``, ``gate_count``, ``track_valid`` and
+``track_reason`` (the centerline's), and ``valid``/``reason`` are the course's
+(``COURSE_REASONS``). A gate generator that makes its gates first runs the centerline
+through them (the manifest's ``course.centerline`` says ``"through_gates"``).
 """
 
 from __future__ import annotations
@@ -101,6 +109,7 @@ def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
         fields = dict(config)
     else:
         raise ParamsError(f"dataset config: expected a TrackGenConfig or a dict, got {config!r}")
+    course = fields.pop("course", None)
     known = {f.name for f in dataclasses.fields(TrackGenConfig)}
     unknown = sorted(set(fields) - known)
     if unknown:
@@ -121,7 +130,50 @@ def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
     from . import metrics
 
     out["straight_ratio"] = metrics._check_ratio(straight_ratio)
+    out["course"] = _resolve_course(course, out)
     return _jsonable(out)
+
+
+def _course_kwargs(spec: dict[str, Any]) -> dict[str, Any]:
+    course = dict(spec["course"])
+    through = course.pop("centerline") == "through_gates"
+    return {
+        "generator": None if through else spec["generator"],
+        "generator_params": None if through else spec["generator_params"],
+        "num_points": int(spec["num_points"]),
+        "z_profile": spec["z_profile"],
+        "scale": spec["scale"],
+        "epoch": spec["epoch"],
+        "validity": spec["validity"],
+        **course,
+    }
+
+
+def _resolve_course(course: Any, spec: dict[str, Any]) -> dict[str, Any] | None:
+    """Checks a course config by building one env; notes whether the centerline runs through
+    the gates (then the generator is not used)."""
+    if course is None or course is False:
+        return None
+    if course is True:
+        course = {}
+    if not isinstance(course, Mapping):
+        raise ParamsError(
+            f"dataset config course: expected a dict of gates.build fields, got {course!r}"
+        )
+    from ..errors import GeneratorError
+    from .gates.course import build
+
+    course = _jsonable(dict(course))
+    for centerline in ("generator", "through_gates"):
+        trial = {**spec, "course": {**course, "centerline": centerline}}
+        try:
+            build(1, seed=int(spec["seed"]), **_course_kwargs(trial))
+        except GeneratorError as exc:
+            if centerline == "generator" and "runs through its gates" in str(exc):
+                continue
+            raise
+        return {**course, "centerline": centerline}
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _canonical(obj: Any) -> str:
@@ -156,9 +208,17 @@ def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None 
         validity=spec["validity"],
         z_profile=spec["z_profile"],
     )
-    gen = TrackGenerator(cfg)
-    res = gen.result  # the build's warm-up call generated this config's tracks
-    got = res.numpy()
+    course = None
+    if spec.get("course"):
+        from .gates.course import build
+
+        course = build(E, seed=int(spec["seed"]) + start, device=device, **_course_kwargs(spec))
+        res = course.track.result  # the build's warm-up call made this config's courses
+        got = course.numpy()
+    else:
+        gen = TrackGenerator(cfg)
+        res = gen.result  # the build's warm-up call generated this config's tracks
+        got = res.numpy()
     m = metrics.compute(res, spec["straight_ratio"])
     pair = pa.list_(pa.float32(), 2)
     flat = pa.array(got["xy"].reshape(-1).astype(np.float32), pa.float32())
@@ -174,6 +234,19 @@ def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None 
     if "z" in got:
         z = pa.array(got["z"].reshape(-1).astype(np.float32), pa.float32())
         cols["z"] = pa.FixedSizeListArray.from_arrays(z, N)
+    if course is not None:
+        G = got["gate_position"].shape[1]
+        f32 = lambda a: pa.array(np.ascontiguousarray(a, dtype=np.float32).reshape(-1))  # noqa: E731
+        cols["gate_position"] = pa.FixedSizeListArray.from_arrays(
+            pa.FixedSizeListArray.from_arrays(f32(got["gate_position"]), 3), G
+        )
+        for key in ("heading", "size"):
+            cols[f"gate_{key}"] = pa.FixedSizeListArray.from_arrays(f32(got[f"gate_{key}"]), G)
+        cols["gate_s"] = pa.FixedSizeListArray.from_arrays(f32(got["s"]), G)
+        cols["gate_lateral"] = pa.FixedSizeListArray.from_arrays(f32(got["lateral"]), G)
+        cols["gate_count"] = pa.array(got["gate_count"].astype(np.int32))
+        cols["track_valid"] = pa.array(got["track_valid"] != 0)
+        cols["track_reason"] = pa.array(res.ctx.readback(res.reason).astype(np.int32))
     cols["valid"] = pa.array(got["valid"] != 0)
     cols["reason"] = pa.array(got["reason"].astype(np.int32))
     for name in metrics.METRICS:
@@ -285,7 +358,7 @@ def write(
     Args:
         config: a ``TrackGenConfig`` or a dict of its fields (``generator``,
             ``generator_params``, ``num_points``, ``scale``, ``seed``, ``epoch``,
-            ``validity``, ``z_profile``).
+            ``validity``, ``z_profile``), and optionally ``course`` (see the module docstring).
         count: tracks in the dataset (>= 1). shard_size: tracks per shard (>= 1).
         out: the directory (made when missing).
         executor: None (this process), any ``concurrent.futures.Executor``, or a
@@ -322,12 +395,14 @@ def write(
     for stale in out.glob(".shard-*.parquet.tmp-*"):  # left by a killed run
         stale.unlink(missing_ok=True)
     from ._result import REASONS
+    from .gates.course import COURSE_REASONS
 
     manifest = {
         **head,
         "num_shards": num_shards,
         "columns": _columns(spec),
-        "reasons": {str(k): v for k, v in REASONS.items()},
+        "reasons": {str(k): v for k, v in (COURSE_REASONS if spec["course"] else REASONS).items()},
+        "track_reasons": {str(k): v for k, v in REASONS.items()},
         "versions": _versions(),
         "shards": {},
     }
@@ -384,7 +459,10 @@ def _columns(spec: dict[str, Any]) -> list[str]:
     from . import metrics
 
     z = ["z"] if spec.get("z_profile") is not None else []
-    head = ["track", "seed", "epoch", "env_seed", "centerline", *z, "valid", "reason"]
+    gates = ["gate_position", "gate_heading", "gate_size", "gate_s", "gate_lateral"]
+    gates += ["gate_count", "track_valid", "track_reason"]
+    head = ["track", "seed", "epoch", "env_seed", "centerline", *z]
+    head += [*(gates if spec.get("course") else []), "valid", "reason"]
     return head + list(metrics.METRICS)
 
 
