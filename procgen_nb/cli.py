@@ -265,6 +265,26 @@ def _dataset_parser(sub) -> None:
         help="a validity field (repeatable), e.g. --validity track_width=0.05",
     )
     ds.add_argument(
+        "--drivable",
+        action="store_true",
+        help="validity for a car of the default width (config.DRIVABLE); --validity fields "
+        "override it",
+    )
+    ds.add_argument(
+        "--gates",
+        default=None,
+        metavar="NAME",
+        help="also place gates with this gate generator (arc_length, free, ...): a course per row",
+    )
+    ds.add_argument(
+        "--gate-param",
+        type=_field,
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a gates.build field (repeatable), e.g. --gate-param track_width=0.2",
+    )
+    ds.add_argument(
         "--workers",
         type=_workers,
         default=None,
@@ -355,14 +375,23 @@ def _dataset(args: argparse.Namespace) -> int:
 
     from .track_gen import dataset
 
+    validity = dict(args.validity or []) or None
+    if args.drivable:
+        from .track_gen.config import DRIVABLE
+
+        validity = {**DRIVABLE, **(validity or {})}
     config = {
         "generator": args.generator,
         "generator_params": dict(args.param or []) or None,
         "num_points": args.num_points,
         "seed": args.seed,
         "epoch": args.epoch,
-        "validity": dict(args.validity or []) or None,
+        "validity": validity,
     }
+    if args.gate_param and not args.gates:
+        return _fail("--gate-param: expected --gates NAME with it, got none")
+    if args.gates:
+        config["course"] = {"gate_generator": args.gates, **dict(args.gate_param or [])}
     t0 = time.perf_counter()
     kwargs = {"scheduler": args.scheduler, "progress": args.progress}
     if args.workers is not None:

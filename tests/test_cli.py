@@ -248,3 +248,23 @@ def test_explore_refuses_a_bad_out_or_an_unknown_generator_in_one_line(tmp_path,
     assert main(["explore", "--out", str(tmp_path / "x.html"), "--generator", "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert "write_html generators: expected names among" in err and "got ['nope']" in err
+
+
+def test_dataset_with_gates_and_drivable_validity_writes_courses(tmp_path, capsys):
+    import json
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "courses"
+    args = ["dataset", "--out", str(out), "--count", "6", "--shard-size", "3", "--no-progress"]
+    args += ["--num-points", "64", "--gates", "arc_length", "--drivable"]
+    args += ["--gate-param", 'gate_params={"spacing": 0.6}', "--validity", "track_width=0.08"]
+    assert main(args) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["config"]["validity"] == {"min_turn_radius": 0.025, "track_width": 0.08}
+    assert manifest["config"]["course"]["gate_params"] == {"spacing": 0.6}
+    table = pq.read_table(out)
+    assert table.num_rows == 6 and "gate_position" in table.column_names
+    assert min(table["gate_count"].to_pylist()) >= 3
+    assert main(["dataset", "--out", str(tmp_path / "x"), "--gate-param", "a=1"]) == 2
+    assert "expected --gates NAME" in capsys.readouterr().err
