@@ -155,6 +155,12 @@ def test_hover_shows_metrics_click_enlarges_escape_returns(session):
     tip = view.locator(".pc-tip")
     tip.wait_for(state="visible")
     assert tip.get_attribute("data-env") == "0"
+    # the metrics are measured in the kernel when the first hover asks for them
+    page.wait_for_function(
+        "el => el.textContent.includes('clearance')",
+        arg=tip.element_handle(),
+        timeout=FOLLOW_S * 1000,
+    )
     text = tip.inner_text()
     assert "env 0" in text and "length" in text and "clearance" in text
     # the length shown is env 0's closed length, measured here on the kernel's frame
