@@ -10,7 +10,8 @@
    ``--width``) is checked for overlap with itself (non-adjacent quads) and with the
    next course, by ``road_overlap`` and by shapely (the triangles as polygons, an STRtree
    query, overlap area > 1e-6); the courses per second of both and whether every answer
-   agrees are printed.
+   agrees are printed; ``road_overlap_batch`` checks every course against itself in
+   one launch.
 
 Ratios are printed; nothing timed is asserted. ``--smoke`` runs tiny sizes (tests/test_mesh.py).
 Run: ``python benchmarks/mesh_intersect.py``.
@@ -23,7 +24,14 @@ import time
 
 import numpy as np
 
-from procgen_nb.mesh import mesh_intersect, mesh_volume, road_mesh, road_overlap, sphere_mesh
+from procgen_nb.mesh import (
+    mesh_intersect,
+    mesh_volume,
+    road_mesh,
+    road_overlap,
+    road_overlap_batch,
+    sphere_mesh,
+)
 
 
 def np_pairs(a: np.ndarray, b: np.ndarray, chunk: int = 64):
@@ -184,6 +192,17 @@ def main(argv=None) -> dict:
         f"{sum(y for _, y in mine)}/{n}"
     )
     rows["road courses/s"], rows["shapely courses/s"] = n / t_ours, n / t_ref
+    batch = np.stack(courses)
+    road_overlap_batch(batch, args.width)  # warm-up
+    t_batch = best(lambda: road_overlap_batch(batch, args.width), args.repeats)
+    flags = road_overlap_batch(batch, args.width).tolist()
+    same = flags == [x for x, _ in ref]
+    rows["batch agrees with shapely"] = same
+    rows["batch courses/s"] = n / t_batch
+    print(
+        f"  road_overlap_batch (itself, all courses in one launch): {n / t_batch:8.1f} "
+        f"courses/s   agree with shapely: {same}"
+    )
     return rows
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "mesh_volume",
     "road_mesh",
     "road_overlap",
+    "road_overlap_batch",
     "sphere_mesh",
 ]
 
@@ -430,3 +431,42 @@ def road_overlap(
     _, _, pairs, total = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
     pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
     return RoadOverlap(np.stack([pa, pb], axis=1).astype(np.int32))
+
+
+def road_overlap_batch(xy: Any, width: float, near: int = 1, device=None) -> np.ndarray:
+    """Whether each road of a batch overlaps itself, in one intersect_pairs launch.
+
+    The E roads (``road_mesh`` of each closed centerline) are stacked into one soup, each
+    lifted to its own layer of grid cells (road e at z = 4 e cells), so the grid offers
+    only pairs of one road; TEST=tri2 ignores z. Quads ``near`` or fewer apart along a
+    loop are adjacent and not tested. Only the count stage runs: a road overlaps itself
+    when any of its triangles has a hit.
+
+    Args:
+        xy: (E, N, 2) closed centerlines, N >= 3.
+        width: the roads' width (track_width).
+        near: the adjacency along the loop left out.
+        device: the Warp device.
+
+    Returns:
+        (E,) bool: True where the road's surface overlaps itself.
+    """
+    device = resolve_device(device)
+    p = np.asarray(xy, np.float64)
+    if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 3:
+        raise UploadError(
+            f"road_overlap_batch xy: expected (E, N, 2) centerlines, N >= 3, got {p.shape}"
+        )
+    e, n = p.shape[:2]
+    if e == 0:
+        return np.zeros(0, bool)
+    soups = np.stack([road_mesh(c, width).soup() for c in p])  # (E, 6N, 3)
+    cell = float(width)
+    soups[:, :, 2] = (4.0 * cell * np.arange(e))[:, None]
+    soup = soups.reshape(-1, 3)
+    words, uni = _grid(soup, cell)
+    uni.update(self_pairs=1, group=2, period=n, near=int(near))
+    col = column_from_numpy(soup, "Vec3", device)
+    bind = {"a": col, "b": col, "grid": column_from_numpy(words, "Int", device)}
+    hits = _run(PAIRS, {"STAGE": "count", "TEST": "tri2"}, bind, 2 * n * e, uni)["hits"]
+    return hits.numpy().reshape(e, 2 * n).sum(axis=1) > 0

@@ -17,6 +17,7 @@ from procgen_nb.mesh import (
     mesh_volume,
     road_mesh,
     road_overlap,
+    road_overlap_batch,
     sphere_mesh,
 )
 
@@ -274,6 +275,7 @@ def test_the_benchmark_runs_in_smoke_mode(capsys):
     out = capsys.readouterr().out
     assert "pairs agree" in out and "road overlap" in out
     assert rows["pairs agree with NumPy"] and rows["roads agree with shapely"]
+    assert rows["batch agrees with shapely"]
 
 
 @pytest.mark.xfail(
@@ -304,3 +306,16 @@ def test_mesh_intersect_is_a_node_whose_mode_a_cook_changes():
         assert mesh_volume(out) == pytest.approx(want, abs=1e-4)
     with pytest.raises(ParamsError):
         g.cook({"x.mode": "xor"})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_road_overlap_batch_matches_shapely_per_course(device):
+    rng = np.random.default_rng(8)
+    kinds = ["loop", "eight", "jagged", "loop", "eight", "loop"]
+    xy = np.stack([_course(rng, 40, kind=k) for k in kinds])
+    got = road_overlap_batch(xy, 6.0, device=device)
+    want = [bool(_ref_pairs(c, 6.0)[0]) for c in xy]
+    assert got.tolist() == want
+    assert want[:2] == [False, True] and not any(w for w, k in zip(want, kinds) if k == "loop")
+    with pytest.raises(UploadError, match="road_overlap_batch xy"):
+        road_overlap_batch(np.zeros((2, 2, 2)), 6.0)
