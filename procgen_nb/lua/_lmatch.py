@@ -38,7 +38,7 @@ M.__index = M
 
 local function new(S, P, p0)
   return setmetatable({S = S, P = P, src_end = #S + 1, p_end = #P + 1, level = 0,
-                       depth = MAXCCALLS, init = {}, len = {}, p0 = p0 or 1}, M)
+                       depth = MAXCCALLS, init = {}, len = {}, p0 = p0 or 1, runs = {}}, M)
 end
 
 function M:class_end(p)
@@ -110,18 +110,71 @@ function M:balance(s, p)
   return nil
 end
 
+-- the byte of a plain literal item at q (no quantifier that allows it to be absent), or nil
+local PLAIN = {}
+for c = 0, 255 do PLAIN[c] = true end
+for c in ("^$*+?.()[%-"):gmatch(".") do PLAIN[s_byte(c)] = false end
+function M:literal_at(q)
+  -- captures take nothing: skip those that open or close without an error
+  local P, lv, un = self.P, self.level, 0
+  for l = 1, lv do
+    if self.len[l] == CAP_UNFINISHED then un = un + 1 end
+  end
+  while true do
+    local c = s_byte(P, q)
+    if c == 40 then
+      if lv >= MAXCAPTURES then return nil end
+      lv = lv + 1
+      if s_byte(P, q + 1) == 41 then q = q + 2 else un = un + 1; q = q + 1 end
+    elseif c == 41 then
+      if un == 0 then return nil end
+      un = un - 1
+      q = q + 1
+    else
+      break
+    end
+  end
+  if q >= self.p_end then return nil end
+  local c, nq = s_byte(P, q), s_byte(P, q + 1)
+  if PLAIN[c] and nq ~= 42 and nq ~= 63 and nq ~= 45 then return c end
+  return nil
+end
+
 function M:max_expand(s, p, ep)
-  local i = 0
-  while self:single(s + i, p, ep) do i = i + 1 end
+  -- the run of the class from s, counted natively (a single class, greedy, at the end of
+  -- its pattern: linear)
+  local runs = self.runs
+  local rp = runs[p]
+  if rp == nil then
+    rp = "^" .. s_sub(self.P, p, ep - 1) .. "*"
+    runs[p] = rp
+  end
+  local _, last = s_find(self.S, rp, s)
+  local i = (last or s - 1) - s + 1
+  local lit, S = self:literal_at(ep + 1), self.S
   while i >= 0 do
-    local res = self:match(s + i, ep + 1)
-    if res then return res end
+    if lit == nil or s_byte(S, s + i) == lit then  -- else the rest fails at once
+      local res = self:match(s + i, ep + 1)
+      if res then return res end
+    end
     i = i - 1
   end
   return nil
 end
 
 function M:min_expand(s, p, ep)
+  local lit = self:literal_at(ep + 1)
+  if lit and s_byte(self.P, p) == 46 then
+    -- '.-' then a literal: the rest can only start where that literal is
+    local c = s_char(lit)
+    while true do
+      local t = s_find(self.S, c, s, true)
+      if t == nil then return nil end
+      local res = self:match(t, ep + 1)
+      if res then return res end
+      s = t + 1
+    end
+  end
   while true do
     local res = self:match(s, ep + 1)
     if res then return res
@@ -230,6 +283,32 @@ function M:reset()
   self.level, self.depth = 0, MAXCCALLS
 end
 
+-- where a match can start at or after s: a pattern whose first item must match one
+-- character of a class skips (natively, a linear scan) to the next such character;
+-- nil when there is none. Without such an item, s.
+function M:next_start(s)
+  local skip = self.skip
+  if skip == nil then
+    skip = false
+    local P, p = self.P, 1
+    while s_byte(P, p) == 40 and s_byte(P, p + 1) ~= 41 do p = p + 1 end
+    local c = s_byte(P, p)
+    if c and p <= MAXCAPTURES and c ~= 41 and c ~= 40 and not (c == 36 and p + 1 == self.p_end)
+       and not (c == 37 and s_find("bf0123456789", s_char(s_byte(P, p + 1) or 0), 1, true)) then
+      local ok, ep = pcall(self.class_end, self, p)
+      local q = ok and s_byte(P, ep)
+      if ok and q ~= 42 and q ~= 63 and q ~= 45 then
+        local text = s_sub(P, p, ep - 1)
+        skip = {text, c ~= 37 and c ~= 91 and c ~= 46}   -- a literal: a plain search
+      end
+    end
+    self.skip = skip
+  end
+  if not skip then return s end
+  if s >= self.src_end then return nil end
+  return s_find(self.S, skip[1], s, skip[2])
+end
+
 function M:capture(i, s, e)
   if i > self.level then
     if i ~= 1 then error(s_format("invalid capture index %%%d", i), 0) end
@@ -262,6 +341,10 @@ local function find_aux(S, P, init, find)
   local ms = new(S, anchor and s_sub(P, 2) or P)
   local s1 = init
   repeat
+    if not anchor then
+      s1 = ms:next_start(s1)
+      if s1 == nil then return nil end
+    end
     ms:reset()
     local res = ms:match(s1, 1)
     if res then
@@ -284,6 +367,8 @@ function lib.gmatch(S, P, init)
   local ms, last = new(S, P), nil
   return function()
     while src <= ms.src_end do
+      src = ms:next_start(src)
+      if src == nil then src = ms.src_end + 1 break end
       ms:reset()
       local e = ms:match(src, 1)
       if e and e ~= last then
@@ -329,6 +414,14 @@ function lib.gsub(S, P, repl, max_s)
   local ms = new(S, anchor and s_sub(P, 2) or P)
   local out, src, last, n = {}, 1, nil, 0
   while n < max_s do
+    if not anchor then
+      local t = ms:next_start(src)
+      if t == nil then break end
+      if t > src then
+        out[#out + 1] = s_sub(S, src, t - 1)
+        src = t
+      end
+    end
     ms:reset()
     local e = ms:match(src, 1)
     if e and e ~= last then
