@@ -102,9 +102,10 @@ class ParamsForm(widgets.VBox):
                 placed.update(names)
                 own = [n for n in names if n not in kernel]
                 deep = [n for n in names if n in kernel]
-                children = [control(n, _short(n, head)) for n in own]
+                prefix = _common_prefix(names, head)
+                children = [control(n, _short(n, prefix)) for n in own]
                 if deep:
-                    inner = widgets.VBox([control(n, _short(n, head)) for n in deep])
+                    inner = widgets.VBox([control(n, _short(n, prefix)) for n in deep])
                     children.append(
                         _section(
                             "kernel parameters (override what the node passes)",
@@ -215,6 +216,15 @@ def in_words(ctl: FieldControl, value: Any, message: str) -> str:
     expected = expected.rsplit(", got ", 1)[0]
     expected = expected.removeprefix("expected ")
     return f"{label}: {value!r} is not accepted; accepted: {expected}"
+
+
+def _common_prefix(names: Sequence[str], head: str) -> str:
+    """The ``"<group>"`` every name of a section starts with (``head`` when they start with
+    it), or "" when they share none."""
+    firsts = {n.split(".", 1)[0] for n in names if "." in n}
+    if len(firsts) == 1 and all("." in n for n in names):
+        return firsts.pop()
+    return head
 
 
 def _short(name: str, head: str) -> str:

@@ -46,6 +46,28 @@ def _group_uniforms(names: dict[str, type]) -> dict[str, tuple[type, list[str]]]
     return out
 
 
+def _uniform_meta(kernel: Any) -> dict[str, dict[str, Any]]:
+    """Optional ``bounds``/``soft``/``doc``/``unit``/``default`` of uniforms, where the
+    kernel's bindings.yaml gives them (read from its spec; {} when it gives none)."""
+    spec = getattr(kernel, "spec", None)
+    for attr in ("uniform_meta", "uniforms"):
+        raw = getattr(spec, attr, None)
+        if isinstance(raw, Mapping):
+            out = {}
+            for name, m in raw.items():
+                if isinstance(m, Mapping):
+                    out[str(name)] = {
+                        k: _pair(v) if k in ("bounds", "soft") else v for k, v in m.items()
+                    }
+            if out:
+                return out
+    return {}
+
+
+def _pair(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list | tuple) and len(v) == 2 else v
+
+
 class KernelForm(ParamsForm):
     """A ``ParamsForm`` over ``"specialize.<KEY>"`` and ``"uniforms.<name>"`` fields.
 
@@ -120,6 +142,7 @@ def kernel_form(
         fields[f"specialize.{key}"] = Field(
             opts[0], choices=list(opts), type=str, doc=f"specialize option {key}"
         )
+    meta = _uniform_meta(kernel)
     for name, (typ, sources) in grouped.items():
         lane = float if typ is bool else typ
         if len(sources) > 1:
@@ -127,7 +150,17 @@ def kernel_form(
             ftype: Any = tuple[(lane,) * len(sources)]
         else:
             default, ftype = (False, bool) if typ is bool else (lane(0), lane)
-        fields[f"uniforms.{name}"] = Field(default, type=ftype, doc=f"uniform {name}")
+        m = meta.get(name, {})
+        extra = {k: m[k] for k in ("bounds", "soft", "unit") if m.get(k) is not None}
+        if "default" in m and typ is not bool:
+            default = m["default"]
+        elif extra.get("bounds") and len(sources) == 1 and typ is not bool:
+            lo, hi = extra["bounds"]
+            if lo is not None and default < lo or hi is not None and default > hi:
+                default = lane(lo if lo is not None else hi)
+        fields[f"uniforms.{name}"] = Field(
+            default, type=ftype, doc=str(m.get("doc") or f"uniform {name}"), **extra
+        )
     cls = params_class(
         f"{kernel.identity.replace('/', '_')}_kernel_params", fields, kernel.identity
     )

@@ -73,3 +73,30 @@ def test_refusals():
         kernel_form(INSIDE, uniforms={"center_x": 1.0})
     with pytest.raises(ParamsError, match="expected one of"):
         kernel_form(INSIDE, specialize={"SHAPE": "hex"})
+
+
+def test_uniform_bounds_doc_and_unit_from_bindings_when_given():
+    """A bindings.yaml may give a uniform bounds, soft bounds, a doc and a unit; the form
+    uses them (and works as before where none are given)."""
+    import types
+
+    class Spec:
+        uniforms = {
+            "radius": {"bounds": [0.0, 2.0], "soft": [0.0, 1.0], "unit": "world", "doc": "r"}
+        }
+
+        def option_names(self):
+            return {}
+
+    class Kernel:
+        identity = "test/fake"
+        spec = Spec()
+
+        def variant(self, spec):
+            return types.SimpleNamespace(uniforms={"radius": float, "gain": float})
+
+    form = kernel_form(Kernel())
+    r = form.widget("uniforms.radius")
+    assert isinstance(r, widgets.FloatSlider) and (r.min, r.max) == (0.0, 1.0)
+    assert r.description == "radius [world]" and "r" in r.tooltip
+    assert isinstance(form.widget("uniforms.gain"), widgets.FloatText)
