@@ -6,7 +6,7 @@ triangles of B each triangle of A crosses, through a uniform grid over B),
 ``procgen/intersect_cuts`` (the segment of each pair), ``procgen/intersect_unify`` (the
 cut ends welded into vertices) and ``procgen/intersect_retri`` (the cut triangles split
 along their cuts, each piece classified inside or outside the other closed mesh by its
-winding number). ``mode="cut"`` answers the cut curves (welded vertices and edges); the
+ray parity). ``mode="cut"`` answers the cut curves (welded vertices and edges); the
 booleans keep the pieces of A and B by side (``union``: both outside; ``intersection``:
 both inside; ``difference``: A outside B and B inside A turned over).
 
@@ -227,13 +227,14 @@ def _run(kernel, spec, bind, domain, uniforms=None):
 
 
 def _pairs(a, na: int, b_soup: np.ndarray, device: str, test="tri3", cell=None, skip=None):
-    """Runs intersect_pairs (count, scan, write); returns (hits, start, pairs record, total)."""
+    """Runs intersect_pairs (count, scan, write); returns (hits, start, pairs record, total,
+    (grid over b, its uniforms))."""
     words, uni = _grid(b_soup, cell)
     b = column_from_numpy(b_soup, "Vec3", device)
     grid = column_from_numpy(words, "Int", device)
-    uni.update(skip or dict(self_pairs=0, group=1, period=0, near=0))
+    kuni = {**uni, **(skip or dict(self_pairs=0, group=1, period=0, near=0))}
     bind = {"a": a, "b": b, "grid": grid}
-    hits = _run(PAIRS, {"STAGE": "count", "TEST": test}, bind, na, uni)["hits"]
+    hits = _run(PAIRS, {"STAGE": "count", "TEST": test}, bind, na, kuni)["hits"]
     scanned = _run(SCAN, {"TYPE": "i32"}, {"src": hits}, na)
     total = int(scanned["total"].numpy()[0])  # one read: the pair list has no smaller bound
     out = _run(
@@ -241,9 +242,9 @@ def _pairs(a, na: int, b_soup: np.ndarray, device: str, test="tri3", cell=None, 
         {"STAGE": "write", "TEST": test},
         {**bind, "start": scanned["dst"], "n": total},
         na,
-        uni,
+        kuni,
     )
-    return hits, scanned["dst"], out, total
+    return hits, scanned["dst"], out, total, (grid, uni)
 
 
 def _cuts(pairs, total: int, a, b, device: str):
@@ -290,14 +291,14 @@ def mesh_intersect(
     na, nb = len(sa) // 3, len(sb) // 3
     ca = column_from_numpy(sa, "Vec3", device)
     cb = column_from_numpy(sb, "Vec3", device)
-    hits_a, start_a, pairs_ab, total = _pairs(ca, na, sb, device, cell=cell)
+    hits_a, start_a, pairs_ab, total, grid_b = _pairs(ca, na, sb, device, cell=cell)
     cuts_ab = _cuts(pairs_ab, total, ca, cb, device)
     if mode == "cut":
         return _cut_result(pairs_ab, cuts_ab, total, device)
-    hits_b, start_b, pairs_ba, _ = _pairs(cb, nb, sa, device, cell=cell)
+    hits_b, start_b, pairs_ba, _, grid_a = _pairs(cb, nb, sa, device, cell=cell)
     cuts_ba = _cuts(pairs_ba, total, cb, ca, device)
-    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, room, "a")
-    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, room, "b")
+    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, room, "a")
+    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, room, "b")
     (pa, ia), (pb, ib) = keep_a, keep_b
     if mode == "union":
         parts = [pa[ia == 0], pb[ib == 0]]
@@ -335,7 +336,7 @@ def _cut_result(pairs, cuts, total: int, device: str) -> IntersectResult:
     )
 
 
-def _pieces(tris, nt: int, hits, start, cuts, other, room: int, name: str):
+def _pieces(tris, nt: int, hits, start, cuts, other, other_grid, room: int, name: str):
     """Splits a mesh along its cuts and classifies the pieces; returns (pieces, inside)."""
     bind = {
         "tris": tris,
@@ -353,10 +354,11 @@ def _pieces(tris, nt: int, hits, start, cuts, other, room: int, name: str):
             "pieces": split["pieces"],
             "piece_count": split["piece_count"],
             "other": other,
+            "grid": other_grid[0],
             "m": room * nt,
         },
         nt,
-        {"room": room},
+        {"room": room, **other_grid[1]},
     )
     count = split["piece_count"].numpy()
     if (count < 0).any():
@@ -428,7 +430,7 @@ def road_overlap(
         sb, skip = sa, dict(self_pairs=1, group=2, period=na // 2, near=int(near))
     else:
         sb, skip = road_mesh(other, width).soup(), None
-    _, _, pairs, total = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
+    _, _, pairs, total, _ = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
     pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
     return RoadOverlap(np.stack([pa, pb], axis=1).astype(np.int32))
 

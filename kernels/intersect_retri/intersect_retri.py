@@ -16,16 +16,23 @@ wrote before it ran out). A side within ``1e-9`` of a piece's
 size is on the line.
 
 STAGE=classify: each piece of live triangle t is flagged ``inside[room * t + j]`` = 1
-when its centroid lies inside the other closed mesh ``other`` (a soup, outward
-orientation): the generalized winding number of the centroid (the sum of the solid
-angles of the other triangles over 4 pi, in float64; a brute-force loop over the other's
-triangles) is above 0.5; 0 outside; -1 where there is no piece. With COUNT=device the
-other's live triangles are ``other_count``.
+when its centroid (rounded to float32) lies inside the other closed mesh ``other`` (a
+soup): the ray from it along +z crosses the other's triangles an odd number of times;
+0 outside; -1 where there is no piece. The ray walks the column of cells of the uniform
+grid over the other (the same words and uniforms as intersect_pairs' grid over B) from
+the centroid's cell up, a triangle met in several cells counted in one. A triangle is
+crossed when the centroid's xy lies in its xy projection and below its plane: the xy
+tests are 2x2 orientation determinants in float64 (exact on float32 corners), a point on
+an edge or a corner belongs to one triangle of a planar fan by a fixed owner rule (an
+edge owns its points when it runs down, or left along a row), so a ray through an edge
+of a closed mesh counts one crossing; the side of the plane is an orientation test in
+float64. A triangle seen edge-on from +z is never crossed. With COUNT=device the other's
+live triangles are ``other_count``.
 
 Past the live count (the seed's table): a triangle becomes no triangle (piece_count is 0,
 no piece is written, inside stays -1). Storage buffers: split 7 (tris, start, hits, p0,
-p1, pieces, piece_count), classify 4 (pieces, piece_count, other, inside); one more over
-a live count, and classify reads other_count too (6).
+p1, pieces, piece_count), classify 5 (pieces, piece_count, other, grid, inside); one more
+over a live count, and classify reads other_count too (7).
 """
 
 import warp as wp
@@ -58,6 +65,49 @@ def meet(w: wp.vec3d, s: wp.vec3d, x: wp.vec3d, y: wp.vec3d) -> wp.vec3f:
     return f3(x + (y - x) * (fx / (fx - fy)))
 
 
+@wp.func
+def cell_of(x: float, o: float, cell: float, n: int) -> int:
+    c = wp.int32(0)
+    f = (x - o) / cell
+    if f >= float(n):
+        c = n - 1
+    elif f > 0.0:
+        c = int(f)
+    return wp.clamp(c, 0, n - 1)
+
+
+@wp.func
+def orient2(a: wp.vec3d, b: wp.vec3d, c: wp.vec3d) -> wp.float64:
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+
+
+@wp.func
+def owns(a: wp.vec3d, b: wp.vec3d, p: wp.vec3d) -> bool:
+    # p left of the counterclockwise edge ab, or on it and the edge owns its points
+    o = orient2(a, b, p)
+    if o > wp.float64(0.0):
+        return True
+    if o < wp.float64(0.0):
+        return False
+    return b[1] < a[1] or (b[1] == a[1] and b[0] < a[0])
+
+
+@wp.func
+def ray_hits(a: wp.vec3d, b: wp.vec3d, e: wp.vec3d, p: wp.vec3d) -> bool:
+    # does the ray from p along +z pass through triangle abe (once, by the owner rule)?
+    s = orient2(a, b, e)
+    if s == wp.float64(0.0):
+        return False
+    bb = b
+    ee = e
+    if s < wp.float64(0.0):
+        bb = e
+        ee = b
+    if not (owns(a, bb, p) and owns(bb, ee, p) and owns(ee, a, p)):
+        return False
+    return wp.dot(wp.cross(bb - a, ee - a), p - a) < wp.float64(0.0)
+
+
 @wp.kernel
 def intersect_retri(
     # @when STAGE split
@@ -71,6 +121,7 @@ def intersect_retri(
     piece_count: wp.array(dtype=wp.int32),
     # @when STAGE classify
     other: wp.array(dtype=wp.vec3f),
+    grid: wp.array(dtype=wp.int32),
     # @when COUNT device
     other_count: wp.array(dtype=wp.uint32),
     # @end
@@ -80,6 +131,15 @@ def intersect_retri(
     domain_count: wp.array(dtype=wp.uint32),
     # @end
     room: int,
+    # @when STAGE classify
+    origin_x: float,
+    origin_y: float,
+    origin_z: float,
+    cell: float,
+    nx: int,
+    ny: int,
+    nz: int,
+    # @end
 ):
     t = wp.tid()
     live = piece_count.shape[0]
@@ -160,9 +220,10 @@ def intersect_retri(
             uu = wp.dot(e - s, e - s)
             ta = wp.dot(cu - s, e - s)
             tb = wp.dot(cv - s, e - s)
-            if wp.max(ta, tb) <= wp.float64(1.0e-9) * uu or wp.min(ta, tb) >= (
-                wp.float64(1.0) - wp.float64(1.0e-9)
-            ) * uu:
+            if (
+                wp.max(ta, tb) <= wp.float64(1.0e-9) * uu
+                or wp.min(ta, tb) >= (wp.float64(1.0) - wp.float64(1.0e-9)) * uu
+            ):
                 continue
             if sx == 0:
                 # through corner x: y and z on opposite sides, two triangles
@@ -205,25 +266,42 @@ def intersect_retri(
     no = wp.min(wp.int32(other_count[0]), no)
     # @end
     cap = inside.shape[0]
+    cells = wp.int64(nx) * wp.int64(ny) * wp.int64(nz)
+    usable = nx > 0 and ny > 0 and nz > 0 and cell > 0.0
+    if usable:
+        usable = cells + wp.int64(1) <= wp.int64(grid.shape[0])
     for j in range(m):
         slot = wp.int64(t) * wp.int64(room) + wp.int64(j)
         if slot >= wp.int64(cap):
             continue
         q = base + 3 * j
-        c = (d3(pieces[q]) + d3(pieces[q + 1]) + d3(pieces[q + 2])) / wp.float64(3.0)
-        total = wp.float64(0.0)
-        for u in range(no):
-            a = d3(other[3 * u]) - c
-            b = d3(other[3 * u + 1]) - c
-            e = d3(other[3 * u + 2]) - c
-            la = wp.length(a)
-            lb = wp.length(b)
-            le = wp.length(e)
-            num = wp.dot(a, wp.cross(b, e))
-            den = la * lb * le + wp.dot(a, b) * le + wp.dot(a, e) * lb + wp.dot(b, e) * la
-            total = total + wp.float64(2.0) * wp.atan2(num, den)
-        wn = total / (wp.float64(4.0) * wp.float64(3.141592653589793))
-        if wn > wp.float64(0.5):
+        cf = f3((d3(pieces[q]) + d3(pieces[q + 1]) + d3(pieces[q + 2])) / wp.float64(3.0))
+        c = d3(cf)
+        crossings = wp.int32(0)
+        if usable:
+            cx = cell_of(cf[0], origin_x, cell, nx)
+            cy = cell_of(cf[1], origin_y, cell, ny)
+            cz0 = cell_of(cf[2], origin_z, cell, nz)
+            for cz in range(cz0, nz):
+                cc = (cz * ny + cy) * nx + cx
+                s0 = wp.clamp(grid[cc], wp.int32(cells) + 1, grid.shape[0])
+                s1 = wp.clamp(grid[cc + 1], s0, grid.shape[0])
+                for k in range(s0, s1):
+                    u = grid[k]
+                    if u < 0 or u >= no:
+                        continue
+                    v0 = other[3 * u]
+                    v1 = other[3 * u + 1]
+                    v2 = other[3 * u + 2]
+                    lo = wp.min(wp.min(v0, v1), v2)
+                    hi = wp.max(wp.max(v0, v1), v2)
+                    if cz != wp.max(cz0, cell_of(lo[2], origin_z, cell, nz)):
+                        continue
+                    if cf[0] < lo[0] or cf[0] > hi[0] or cf[1] < lo[1] or cf[1] > hi[1]:
+                        continue
+                    if ray_hits(d3(v0), d3(v1), d3(v2), c):
+                        crossings += 1
+        if crossings % 2 == 1:
             inside[wp.int32(slot)] = 1
         else:
             inside[wp.int32(slot)] = 0

@@ -30,7 +30,7 @@ TABLE = {
     "intersect_cuts": [({}, 6, 7)],
     "intersect_unify": [({}, 7, 8)],
     # classify over a live count reads the other mesh's live count too (other_count)
-    "intersect_retri": [({"STAGE": "split"}, 7, 8), ({"STAGE": "classify"}, 4, 6)],
+    "intersect_retri": [({"STAGE": "split"}, 7, 8), ({"STAGE": "classify"}, 5, 7)],
 }
 
 

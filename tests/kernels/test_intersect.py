@@ -275,12 +275,15 @@ def test_retri_splits_along_the_cuts_and_classifies_by_the_other_box(device, liv
                 x = p0[c] + f * (p1[c] - p0[c])
                 for piece in mine:
                     assert _strictly_inside(x, piece) is False, (t, c, f)
+    words, uni = _grid(sb)
     bind = {
         "pieces": split["pieces"],
         "piece_count": split["piece_count"],
         "other": up(sb, "Vec3", device),
+        "grid": up(words, "Int", device),
         "m": room * nt,
     }
+    grid_uni = dict(uni)
     if live is not None:  # the other's live triangles: all 12
         bind["other_count"] = up(np.array([12], np.uint32), "UInt", device)
     cls = run(
@@ -288,7 +291,7 @@ def test_retri_splits_along_the_cuts_and_classifies_by_the_other_box(device, liv
         {"STAGE": "classify"},
         bind,
         domain(nt, live, device),
-        {"room": room},
+        {"room": room, **grid_uni},
     )
     inside = host(cls["inside"]).reshape(nt, room)
     lo, hi = np.array([1, 0.5, 0.25]), np.array([3, 2.5, 1.75])

@@ -6,7 +6,7 @@ the launch that checks refusals); each fuzzer draws an example, runs the kernel 
 compares every slot of every output with a reference written from the kernel's
 documented contract (plain Python / NumPy: the grid walk, a brute-force edge-triangle
 test in float64 or an exact integer xy-overlap test, np.unique for the weld, the
-winding number for the classification).
+ray parity of a box for the classification).
 """
 
 from __future__ import annotations
@@ -338,10 +338,10 @@ def fuzzers(*, st, wp, Column, col, domain, lengths, launch, count_of):  # noqa:
                 max_size=lens["piece_count"],
             )
         )
-        box = np.array([[0.5, 0.5, 0.5], [2.5, 2.5, 2.5]])
-        from procgen_nb.mesh import box_mesh
+        from procgen_nb.mesh import _grid, box_mesh
 
-        other = box_mesh(*box).soup()
+        other = box_mesh((0.5, 0.5, 0.5), (2.5, 2.5, 2.5)).soup()
+        words, uni = _grid(other, d.draw(st.sampled_from([None, 0.3, 1.0, 5.0])))
         device = isinstance(dom, dict)
         no = 12 if not device else d.draw(st.integers(0, 2**32 - 1))
         cap = d.draw(st.integers(0, max(room, 0) * n + 2))
@@ -349,16 +349,17 @@ def fuzzers(*, st, wp, Column, col, domain, lengths, launch, count_of):  # noqa:
             "pieces": vec3(pieces),
             "piece_count": col(pc, wp.int32),
             "other": vec3(other),
+            "grid": col(words, wp.int32),
             "m": cap,
         }
         if device:
             bind["other_count"] = col([no], wp.uint32)
-        out = launch(
-            "intersect_retri", {"STAGE": "classify"}, bind, dom, n, short, lens, {"room": room}
-        )
+        spec = {"STAGE": "classify"}
+        out = launch("intersect_retri", spec, bind, dom, n, short, lens, {"room": room, **uni})
         if out is None:
             return
         nlive = min(((no + 2**31) % 2**32) - 2**31 if device else 12, 12)
+        tri = other.reshape(-1, 3, 3).astype(np.float64)
         want = [-1] * cap
         for t in range(m):
             if room <= 0:
@@ -371,18 +372,23 @@ def fuzzers(*, st, wp, Column, col, domain, lengths, launch, count_of):  # noqa:
                 slot = room * t + j
                 if slot >= cap:
                     continue
-                c = pieces[base + 3 * j : base + 3 * j + 3].astype(np.float64).mean(axis=0)
-                w = 0.0
-                for u in range(max(nlive, 0)):
-                    x, y, z = other[3 * u : 3 * u + 3].astype(np.float64) - c
-                    lx, ly, lz = np.linalg.norm(x), np.linalg.norm(y), np.linalg.norm(z)
-                    num = x @ np.cross(y, z)
-                    den = lx * ly * lz + (x @ y) * lz + (x @ z) * ly + (y @ z) * lx
-                    w += 2 * np.arctan2(num, den)
-                w /= 4 * np.pi
-                if abs(w - 0.5) < 1e-6:
-                    return
-                want[slot] = int(w > 0.5)
+                q = pieces[base + 3 * j : base + 3 * j + 3].astype(np.float64)
+                c = (((q[0] + q[1]) + q[2]) / 3.0).astype(np.float32).astype(np.float64)
+                # the +z ray crosses a live triangle seen face-on whose xy holds c's xy
+                # strictly and whose plane lies above c (the box: faces 0-1 at z 0.5,
+                # faces 2-3 at z 2.5; the side faces are seen edge-on)
+                crossings = 0
+                for u in range(max(min(nlive, 4), 0)):
+                    a, b, e = tri[u, :, :2]
+                    den = (b[0] - a[0]) * (e[1] - a[1]) - (b[1] - a[1]) * (e[0] - a[0])
+                    l1 = ((b[0] - c[0]) * (e[1] - c[1]) - (b[1] - c[1]) * (e[0] - c[0])) / den
+                    l2 = ((e[0] - c[0]) * (a[1] - c[1]) - (e[1] - c[1]) * (a[0] - c[0])) / den
+                    l3 = 1 - l1 - l2
+                    if min(abs(l1), abs(l2), abs(l3), abs(tri[u, 0, 2] - c[2])) < 1e-7:
+                        return  # on an edge or the plane: too close to call
+                    if min(l1, l2, l3) > 0 and tri[u, 0, 2] > c[2]:
+                        crossings += 1
+                want[slot] = crossings % 2
         assert out["inside"].tolist() == want
 
     return {
