@@ -29,6 +29,7 @@ from .errors import ParamsError
 
 __all__ = [
     "EnvGrid",
+    "show",
     "as_points",
     "draw_tracks",
     "figure_png",
@@ -184,6 +185,7 @@ def plot_tracks(
     columns: int | None = None,
     labels: bool = True,
     linewidth: float = 1.2,
+    legend: bool = True,
 ) -> EnvGrid:
     """Draws each env's closed centerline in its own cell of a grid on one Axes.
 
@@ -196,6 +198,8 @@ def plot_tracks(
         columns: cells per row (about the square root of the count when None).
         labels: write each env's index in its cell.
         linewidth: line width of the centerlines.
+        legend: a legend of the colours (valid, invalid) above the grid; a title says
+            when fewer envs are drawn than given.
 
     Returns:
         The ``EnvGrid`` used, to place gates (``plot_gates(..., layout=...)``) on the same
@@ -222,6 +226,24 @@ def plot_tracks(
             col, row = layout.cell_of(e)
             ax.text(col + 0.04, -row - 0.06, str(e), fontsize=7, color="#555555", va="top")
     ax.add_collection(LineCollection(segs, colors=colors, linewidths=linewidth))
+    if legend:
+        from matplotlib.lines import Line2D
+
+        handles = [
+            Line2D([], [], color=VALID_COLOR, lw=2, label="valid"),
+            Line2D([], [], color=INVALID_COLOR, lw=2, label="invalid"),
+        ]
+        ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(0, 1.0),
+            ncols=2,
+            fontsize=8,
+            frameon=False,
+            borderaxespad=-2.2,
+        )
+    if len(envs) < pts.shape[0]:
+        ax.set_title(f"the first {len(envs)} of {pts.shape[0]} envs", fontsize=8, loc="right")
     ax.set_xlim(0, layout.columns)
     ax.set_ylim(-layout.rows, 0)
     ax.set_aspect("equal")
@@ -311,7 +333,7 @@ def plot_gates(
             ax.add_collection(LineCollection(segs, colors=GATE_COLOR, linewidths=1.5, zorder=3))
         if numbers:
             for k, p in enumerate(placed):
-                ax.text(p[0] + 0.015, p[1] + 0.015, str(k), fontsize=6, color=GATE_COLOR)
+                ax.text(p[0] + 0.015, p[1] + 0.015, str(k), fontsize=8, color=GATE_COLOR)
     return ax
 
 
@@ -409,3 +431,25 @@ def plot_points(
     if clouds:
         ax.legend(loc="upper right", fontsize=7, markerscale=2)
     return ax
+
+
+def show(result: Any = None, *, max_envs: int = 64, **arrays: Any) -> Any:
+    """Returns the tracks (and gates) drawn in the browser: a ``TrackCanvas`` (hover an env
+    for its metrics, click to enlarge), carrying a PNG drawn with these helpers for where no
+    kernel runs (a saved notebook, nbconvert, a static HTML export).
+
+    Args:
+        result: a track result, a course's ``numpy()`` or a mapping with ``xy`` (and
+            ``valid``, ``reason``, ``gates``, ``counts``); or give them as keywords.
+        max_envs: draw at most this many envs (the view says when fewer than given).
+
+    Raises:
+        ParamsError: when the shapes disagree.
+    """
+    from .ui.canvas import TrackCanvas
+    from .ui.frame import frame_from
+
+    frame = frame_from(result if result is not None else arrays)
+    canvas = TrackCanvas(max_envs=max_envs)
+    canvas.show(frame)
+    return canvas

@@ -10,8 +10,8 @@ from .frame import Frame
 
 def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80) -> bytes:
     """Returns PNG bytes of the grid of envs (and gates) of ``frame``."""
-    fig = plot.new_figure(size, size, dpi)
-    ax = fig.add_axes((0.01, 0.01, 0.98, 0.98))
+    fig = plot.new_figure(size, size + 0.35, dpi)
+    ax = fig.add_axes((0.01, 0.01, 0.98, 0.98 * size / (size + 0.35)))  # the legend above
     layout = None
     if frame.tracks is not None:
         layout = plot.plot_tracks(frame.tracks, frame.valid, ax=ax, max_envs=max_envs)

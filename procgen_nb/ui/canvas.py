@@ -17,6 +17,7 @@ points more than ``pi * width / 2`` apart along the track, the validity stage's 
 
 from __future__ import annotations
 
+import base64
 import math
 import time
 from typing import Any
@@ -159,6 +160,7 @@ class TrackCanvas(anywidget.AnyWidget):
         ``timing``: when the kernel got the edit and started and ended the cook (ms since
         the epoch), carried to the browser for the latency split.
         """
+        self._frame = frame
         state: dict[str, Any] = {}
         metrics = None
         if frame.tracks is not None:
@@ -230,6 +232,18 @@ class TrackCanvas(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("type") == "metrics":
             seq = content.get("seq")
             self.send_metrics(seq if isinstance(seq, int) else None)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # the live canvas, and a PNG of what it shows for where no kernel runs
+        bundle = super()._repr_mimebundle_(**kwargs)
+        frame = self.__dict__.get("_frame")
+        if bundle is not None and frame is not None:
+            from . import _render
+
+            data = bundle[0] if isinstance(bundle, tuple) else bundle
+            png = _render.tracks_png(frame, max_envs=self.max_envs)
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+        return bundle
 
     def grey(self, message: str) -> None:
         """Greys the picture shown and overlays ``message`` (a failed cook)."""
