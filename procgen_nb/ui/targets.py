@@ -60,7 +60,7 @@ def as_target(target: Any, params: type[Params] | Params | None = None, **option
     ):
         _check_options("a generator", options, _TRACK_OPTIONS)
         _ensure_registered(target, name)
-        return TrackTarget(name, _generator_params(target), **options)
+        return TrackTarget(name, _generator_params(target), spec=target, **options)
     if callable(target) and params is not None:
         _check_options("a function", options, ("name",))
         return FunctionTarget(target, params, **options)

@@ -80,6 +80,8 @@ class TrackTarget(Target):
         generator: the generator's registered name.
         gen_params: its Params class (None: it takes no generator_params).
         num_envs, num_points, seed: the starting values of the shared fields.
+        spec: the Stage class or GeneratorSpec explored (a plugin's): the copied code
+            imports it and registers it.
 
     Raises:
         ProcgenError: when ``procgen_nb.track_gen`` is not importable (at the first cook).
@@ -93,9 +95,11 @@ class TrackTarget(Target):
         num_envs: int = 16,
         num_points: int = 128,
         seed: int = 0,
+        spec: Any = None,
     ):
         self.name = generator
         self.generator = generator
+        self.spec = spec
         own = dict(gen_params.fields()) if gen_params is not None else {}
         self._own = list(own)
         validity = {k: f for k, f in _validity_fields().items() if k not in own}
@@ -193,6 +197,7 @@ class TrackTarget(Target):
         val = f"    validity={_literal(validity, '    ')},\n" if validity else ""
         return (
             "from procgen_nb.track_gen import presets\n"
+            f"{_plugin_lines(self.spec)}"
             "\n"
             f"generator_params = {_literal(own, '')}\n"
             "generator = presets.track(\n"
@@ -203,6 +208,37 @@ class TrackTarget(Target):
             ")\n"
             "result = generator.generate()\n"
         )
+
+
+def _plugin_lines(spec: Any) -> str:
+    """The import and ``registry.add`` a plugin generator needs in a script ("" for one
+    that ships with procgen_nb)."""
+    if spec is None:
+        return ""
+    if isinstance(spec, type):
+        mod, name = spec.__module__, spec.__qualname__.split(".")[0]
+    else:
+        mod = getattr(getattr(spec, "generate", None), "__module__", None) or "__main__"
+        name = _bound_name(spec, mod) or _bound_name(spec, "__main__") or "spec"
+    if mod.startswith("procgen_nb."):
+        return ""
+    what = "Stage class" if isinstance(spec, type) else "GeneratorSpec"
+    head = (
+        f"# {name}: the {what} defined in your notebook\n"
+        if mod == "__main__"
+        else f"from {mod} import {name}\n"
+    )
+    return f"from procgen_nb.track_gen.plugin import registry\n{head}\nregistry.add({name})\n"
+
+
+def _bound_name(obj: Any, module: str) -> str | None:
+    import sys
+
+    found = sys.modules.get(module)
+    for k, v in vars(found).items() if found is not None else ():
+        if v is obj and not k.startswith("_"):
+            return k
+    return None
 
 
 def _read_result(result: Any) -> Any:

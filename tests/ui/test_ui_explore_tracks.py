@@ -164,6 +164,15 @@ def test_a_generator_spec_is_registered_and_explored():
         )
         with pytest.raises(ParamsError, match="expected the generator registered as"):
             explore(other)
+        # the copied code imports the plugin and registers it: run it where it is not
+        code = v.code()
+        assert "registry.add(RING)" in code and "'radius': 0.8" in code
+        registry.remove("generator", "uitest.ring")
+        ns: dict = {}
+        exec(compile(code, "<copied>", "exec"), ns)
+        assert registry.get("generator", "uitest.ring") is RING
+        got = ns["result"].xy.numpy().reshape(3, 16, 2)
+        np.testing.assert_array_equal(got, frame2.tracks)
     finally:
         v.close()
         registry.remove("generator", "uitest.ring")
