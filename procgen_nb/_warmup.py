@@ -74,15 +74,26 @@ def track_modules() -> list[Any]:
     return _progress.warp_modules("procgen_nb.track_gen")
 
 
-#: Track modules the demo's polar courses with arc-length gates never launch from.
-_NOT_IN_DEMO = ("generators._repulsive_kernels", "ops._sample_kernels")
+#: The track modules the demo's polar courses with arc-length gates launch kernels from
+#: (a module the track code adds later is still built, on its first launch, one at a time).
+DEMO_TRACK_MODULES = frozenset(
+    f"procgen_nb.track_gen.{name}"
+    for name in (
+        "generators._kernels",
+        "gates._kernels",
+        "gates._course_kernels",
+        "ops._seed_kernels",
+        "ops._resample_kernels",
+        "ops._validity_kernels",
+    )
+)
 
 
 def demo_modules(shape: str = "disk") -> list[Any]:
     """Returns the Warp modules ``procgen-nb demo --shape shape`` launches kernels from.
 
-    A module missing here is still built when the demo first launches from it (one at a
-    time); one listed but not used costs a build on a cold cache.
+    A module missing here is still built when the demo first launches from it (in this
+    process); one listed but not used would cost a build on a cold cache.
     """
     from .demo import COMPACT, GATHER, INSIDE, SCAN
 
@@ -92,7 +103,7 @@ def demo_modules(shape: str = "disk") -> list[Any]:
         GATHER.variant({"TYPE": "vec2", "COUNT": "device"}),
         SCAN.variant({"TYPE": "i32", "COUNT": "plain"}),
     ]
-    track = [m for m in track_modules() if not m.name.endswith(_NOT_IN_DEMO)]
+    track = [m for m in track_modules() if m.name in DEMO_TRACK_MODULES]
     return [_warp_module(v.module) for v in variants] + track
 
 

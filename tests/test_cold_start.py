@@ -23,3 +23,50 @@ def test_cold_start_smoke(capsys):
     assert any(n.startswith("track_gen.ops") for n in names)
     assert row["rebuilt_warm"] == 0
     assert row["cold"] > 0 and row["warm"] > 0
+
+
+def test_a_cold_demo_builds_exactly_the_modules_it_prebuilds(tmp_path):
+    """What ``procgen-nb demo`` builds up front (two processes) is all its cook needs.
+
+    A module missing from ``_warmup.demo_modules`` would still be built, lazily, in one
+    process (slower); one listed but unused would be wasted work. The reference is the
+    build log of a real cold run.
+    """
+    import os
+    import subprocess
+    import sys
+
+    log = tmp_path / "builds.log"
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env.update(
+        WARP_CACHE_PATH=str(tmp_path / "warp"),
+        PROCGEN_NB_CACHE=str(tmp_path / "variants"),
+        PROCGEN_NB_BUILD_LOG=str(log),
+        PROCGEN_NB_PROGRESS="0",
+        PROCGEN_DEVICE="cpu",
+    )
+    out = tmp_path / "demo.png"
+    res = subprocess.run(
+        [sys.executable, "-m", "procgen_nb.cli", "demo", "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert res.returncode == 0, res.stderr
+    built = [line.split("\t")[2] for line in log.read_text().splitlines()]
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from procgen_nb import _warmup, _progress\n"
+            "for m in _warmup.demo_modules('disk'): print(_progress.display_name(m))",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(built) == sorted(listed.stdout.splitlines())
+    assert len({int(line.split("\t")[0]) for line in log.read_text().splitlines()}) == 2
