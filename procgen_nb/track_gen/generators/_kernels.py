@@ -289,6 +289,119 @@ def voronoi_walk_ring(
     return cnt
 
 
+#: sites held in registers by ``_voronoi_sites_k`` (VoronoiParams.grid <= 12)
+_MAX_SITES = 144
+_vsites = wp.types.vector(length=_MAX_SITES, dtype=wp.float32)
+
+
+@wp.func
+def _voronoi_walk_cached(
+    seed: wp.int32,
+    salt_sites: int,
+    salt_ring: int,
+    grid: int,
+    jitter: float,
+    ring: float,
+    wobble: float,
+    ring_samples: int,
+    scale: float,
+    ctrl: wp.array(dtype=wp.vec2),
+    b: int,
+) -> int:
+    """``voronoi_walk_ring`` with each site computed once (not once per ring sample): the
+    same floats, so the same bytes. Needs ``grid * grid <= _MAX_SITES``."""
+    ks = stream_key(seed, salt_sites)
+    kr = stream_key(seed, salt_ring)
+    sx = _vsites()
+    sy = _vsites()
+    for c in range(grid * grid):
+        cx = c % grid
+        cy = c // grid
+        sx[c] = (float(cx) + 0.5 + jitter * (rand01(ks, 2 * c) - 0.5)) / float(grid) * 2.0 - 1.0
+        sy[c] = (float(cy) + 0.5 + jitter * (rand01(ks, 2 * c + 1) - 0.5)) / float(grid) * 2.0 - 1.0
+    p1 = _TWO_PI * rand01(kr, 0)
+    p2 = _TWO_PI * rand01(kr, 1)
+    r0 = ring * (0.85 + 0.3 * rand01(kr, 2))
+    cnt = wp.int32(0)
+    first = wp.int32(-1)
+    last = wp.int32(-1)
+    for m in range(ring_samples):
+        th = _TWO_PI * float(m) / float(ring_samples)
+        rho = r0 * (1.0 + wobble * (0.6 * wp.cos(2.0 * th + p1) + 0.4 * wp.sin(3.0 * th + p2)))
+        q = wp.vec2(wp.cos(th), wp.sin(th)) * rho
+        best = wp.int32(0)
+        bestd = wp.float32(1.0e30)
+        for c in range(grid * grid):
+            d = wp.length_sq(wp.vec2(sx[c], sy[c]) - q)
+            if d < bestd:
+                bestd = d
+                best = c
+        if best != last:
+            if cnt == 0:
+                first = best
+            ctrl[b + cnt] = wp.vec2(sx[best], sy[best]) * scale
+            cnt += 1
+            last = best
+    if cnt > 1 and last == first:
+        cnt -= 1
+    return cnt
+
+
+@wp.kernel
+def _voronoi_sites_k(
+    seeds: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    salt_sites: int,
+    salt_ring: int,
+    grid: int,
+    jitter: float,
+    ring: float,
+    wobble: float,
+    ring_samples: int,
+    scale: float,
+    ctrl: wp.array(dtype=wp.vec2),
+    ctrl_count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    """``_voronoi_anchors_k`` with the sites computed once per env (the same bytes)."""
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    b = e * ring_samples
+    cnt = wp.int32(0)
+    if grid * grid <= _MAX_SITES:
+        cnt = _voronoi_walk_cached(
+            seeds[e],
+            salt_sites,
+            salt_ring,
+            grid,
+            jitter,
+            ring,
+            wobble,
+            ring_samples,
+            scale,
+            ctrl,
+            b,
+        )
+    else:
+        cnt = voronoi_walk_ring(
+            seeds[e],
+            salt_sites,
+            salt_ring,
+            grid,
+            jitter,
+            ring,
+            wobble,
+            ring_samples,
+            scale,
+            ctrl,
+            b,
+        )
+    ctrl_count[e] = cnt
+    if cnt < 3:
+        valid[e] = 0
+
+
 @wp.kernel
 def _voronoi_anchors_k(
     seeds: wp.array(dtype=wp.int32),

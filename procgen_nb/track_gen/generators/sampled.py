@@ -212,7 +212,7 @@ class Voronoi(_BuiltinStage):
         raw = b.raw
 
         def enqueue(ctx: Any) -> None:
-            ctx.launch(_k._voronoi_anchors_k, E, a1)
+            ctx.launch(_k._voronoi_sites_k, E, a1)
             ctx.launch(_k._closed_cr_k, E * raw, a2)
 
         return enqueue
