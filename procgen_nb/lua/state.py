@@ -388,8 +388,8 @@ class LuaState:
             raise cls(f"{what} in node {_node(node)}: Lua error: {msg}")
         if measured is not None:
             measured = measured if isinstance(measured, tuple) else (measured,)
-            if not measured[0]:
-                raise self._ceiling_error(what, node, span)
+            if not measured[0]:  # not the ceiling (checked above): memory
+                raise LuaError(f"{what} in node {_node(node)}: Lua error: {measured[1]}")
             if len(measured) > 1 and measured[1] is None:
                 pos, why = measured[2], measured[3]
                 expected = (
