@@ -5,12 +5,14 @@
 - ``graph_form(graph)``: the same for a graph's ``"node.param"`` parameters.
 - ``kernel_form(kernel)``: the same for a kernel's specialize options and uniforms.
 - ``explore(target)``: those controls beside a view that cooks on change in the
-  background and draws envs, gates, live counts and the cook report.
+  background and draws envs, gates, live counts and the cook report in the browser
+  (``TrackCanvas``; a PNG for saved notebooks).
 """
 
 from __future__ import annotations
 
 from ._controls import FieldControl, control_class
+from .canvas import TrackCanvas, env_metrics
 from .clipboard import CopyButton
 from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
@@ -37,10 +39,12 @@ __all__ = [
     "ParamsForm",
     "ReportRow",
     "Target",
+    "TrackCanvas",
     "TrackTarget",
     "as_target",
     "control_class",
     "course_target",
+    "env_metrics",
     "explore",
     "frame_from",
     "graph_form",
