@@ -44,6 +44,7 @@ import dataclasses
 import functools
 import hashlib
 import math
+import re
 import secrets
 import threading
 import time
@@ -567,10 +568,22 @@ def _short(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_OWN = re.compile(r"procgen_nb\.(sandbox|guards|match):\d+: ")
+
+
 def _trim_traceback(msg: str) -> str:
-    """Drops the sandbox's own frames (the xpcall that runs every call) from a traceback."""
+    """Drops the sandbox's own frames (the xpcall that runs every call, its wrappers of
+    standard functions) from a traceback, and their positions from the message."""
     lines = msg.split("\n")
     for i, line in enumerate(lines):
         if line.strip() == "[C]: in function 'xpcall'":
-            return "\n".join(lines[:i])
-    return msg
+            lines = lines[:i]
+            break
+    kept = [
+        ln
+        for ln in lines[1:]
+        if "procgen_nb.sandbox:" not in ln
+        and "procgen_nb.guards:" not in ln
+        and "procgen_nb.match:" not in ln
+    ]
+    return "\n".join([_OWN.sub("", lines[0]), *kept])
