@@ -461,3 +461,42 @@ def test_a_match_too_long_for_native_runs_in_lua_and_answers(lua):
         len(text) - 5,
         12_000,
     ]
+
+
+def test_two_states_on_two_threads_each_stop_at_their_ceiling():
+    import threading
+
+    results = {}
+
+    def run(name, src):
+        lua = LuaState()
+        t0 = time.thread_time()
+        try:
+            lua.call(src, ceiling_ms=200, node=name)
+            results[name] = ("ok", time.thread_time() - t0)
+        except LuaCeilingError:
+            results[name] = ("ceiling", time.thread_time() - t0)
+
+    long_eq = (
+        "function() local a, b = string.rep('x', 2^24), string.rep('x', 2^24) "
+        "while true do local _ = (a == b) end end"
+    )
+    threads = [
+        threading.Thread(target=run, args=("loop", "function() while true do end end")),
+        threading.Thread(target=run, args=("long", long_eq)),
+    ]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    assert set(results) == {"loop", "long"}
+    for kind, cpu_s in results.values():
+        assert kind == "ceiling" and 0.2 <= cpu_s <= 1.2
+
+
+def test_max_memory_out_of_range_is_refused():
+    from procgen_nb.errors import ParamsError
+
+    for bad in (0, -1, 1.5, True, "1GB"):
+        with pytest.raises(ParamsError, match=r"max_memory: expected a whole number of bytes"):
+            LuaState(max_memory=bad)
