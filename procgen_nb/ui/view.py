@@ -60,14 +60,17 @@ class ExploreView(widgets.Box):
         target: what ``as_target`` accepts (a generator name, Stage, GeneratorSpec, graph,
             a function with ``params=``, or a ``Target``).
         params: the Params class of a function target.
-        min_interval: the least seconds between two cooks' starts (throttle).
-        max_envs: draw at most this many envs.
+        min_interval: the least seconds between two cooks' starts (0: none; a change
+            arriving during a cook replaces the queued one anyway).
+        max_envs: draw at most this many envs (the view notes when it draws fewer).
         cook: cook the starting values at once (in the background).
         **options: passed to the target (``num_envs``, ``num_points``, ``seed``,
             ``outputs``).
 
     Attributes:
         form: the ``ParamsForm`` of the target's parameters.
+        canvas: the ``TrackCanvas`` drawing each cook in the browser.
+        browser_values: how many control values the browser has sent.
         frame: the last cooked ``Frame`` (None before the first cook finishes).
         error: the message of the last failed cook ("" after a cook succeeds).
         cooks: how many cooks finished (succeeded or failed).
