@@ -49,8 +49,10 @@ def _no_progress(fraction: float, text: str) -> None:
     """Later cooks are short: no progress messages on the way to the picture."""
 
 
-#: seconds ``_repr_mimebundle_`` waits for the first cook to draw the static picture.
-STATIC_WAIT_S = 120.0
+#: seconds ``_repr_mimebundle_`` waits for the first cook to draw the static picture (a
+#: first cook that builds kernels for longer shows its progress in the live view instead,
+#: and the saved output has no picture until the cell runs again)
+STATIC_WAIT_S = 20.0
 
 
 class ExploreView(widgets.Box):
