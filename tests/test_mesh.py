@@ -319,3 +319,15 @@ def test_road_overlap_batch_matches_shapely_per_course(device):
     assert want[:2] == [False, True] and not any(w for w, k in zip(want, kinds) if k == "loop")
     with pytest.raises(UploadError, match="road_overlap_batch xy"):
         road_overlap_batch(np.zeros((2, 2, 2)), 6.0)
+
+
+def test_mesh_intersect_gives_the_same_bytes_run_after_run_on_the_cpu():
+    a = sphere_mesh((0, 0, 0), 1.0, 8)
+    b = sphere_mesh((0.8, 0.3, 0.2), 0.9, 8)
+    for mode in MODES:
+        r1, r2 = mesh_intersect(a, b, mode, device="cpu"), mesh_intersect(a, b, mode, device="cpu")
+        if mode == "cut":
+            assert r1.vertices.tobytes() == r2.vertices.tobytes()
+            assert r1.edges.tobytes() == r2.edges.tobytes()
+        else:
+            assert r1.soup().tobytes() == r2.soup().tobytes()
