@@ -71,9 +71,15 @@ def threads_wanted() -> int:
     return t
 
 
-def _in_threads(parts: list[Any], fn: Callable[[Any, int], None]) -> None:
+def _in_threads(parts: list[Any], fn: Callable[[Any, int], None], mode: str) -> None:
     """Runs ``fn(part, i)`` for every part, the first in this thread, the others in the
-    shared pool (each in a copy of this thread's context, so traffic collectors count it)."""
+    shared pool (each in a copy of this thread's context, so traffic collectors count it).
+    A part's first call of ``mode`` records, and a Warp capture is global to the device:
+    until every part has recorded ``mode`` the parts run one after the other."""
+    if not all(mode in p._plans for p in parts):
+        for i, p in enumerate(parts):
+            fn(p, i)
+        return
     global _pool
     if _pool is None or _pool._max_workers < len(parts) - 1:  # noqa: SLF001
         _pool = ThreadPoolExecutor(max_workers=max(len(parts) - 1, os.cpu_count() or 1))
@@ -444,7 +450,7 @@ class TrackGenerator:
                 self.config.epoch = epoch
                 self.ctx.fill(self._epoch, epoch)
         if self._parts:
-            _in_threads(self._parts, lambda p, i: p.generate(epoch))
+            _in_threads(self._parts, lambda p, i: p.generate(epoch), "generate")
             return self._gather()
         return self._run("generate")
 
@@ -460,33 +466,25 @@ class TrackGenerator:
                 or a bool (0.5, NaN).
         """
         E = self.config.num_envs
+        if isinstance(mask, wp.array) and (mask.shape != (E,) or mask.dtype != wp.int32):
+            raise ParamsError(
+                f"regenerate mask: expected an [{E}] int32 array, got {mask.shape} {mask.dtype}"
+            )
+        if mask is not None and not isinstance(mask, wp.array):
+            mask = mask_values("regenerate mask", mask, E)
         if self._parts:
-            if mask is not None and not isinstance(mask, wp.array):
-                mask = mask_values("regenerate mask", mask, E)
-            elif isinstance(mask, wp.array) and (mask.shape != (E,) or mask.dtype != wp.int32):
-                raise ParamsError(
-                    f"regenerate mask: expected an [{E}] int32 array, got {mask.shape} {mask.dtype}"
-                )
 
             def part(p: TrackGenerator, i: int) -> None:
                 a, n = p._offset, p.config.num_envs
                 p.regenerate(None if mask is None else mask[a : a + n])
 
-            _in_threads(self._parts, part)
+            _in_threads(self._parts, part, "regenerate")
             return self._gather()
         if mask is None:
             self.ctx.fill(self._mode, 0)
         else:
-            if isinstance(mask, wp.array):
-                if mask.shape != (E,) or mask.dtype != wp.int32:
-                    raise ParamsError(
-                        f"regenerate mask: expected an [{E}] int32 array, got {mask.shape} "
-                        f"{mask.dtype}"
-                    )
-                self.ctx.copy(self._user_mask, mask)
-            else:
-                m = mask_values("regenerate mask", mask, E)
-                self.ctx.copy(self._user_mask, self.ctx.upload(m, wp.int32))
+            m = mask if isinstance(mask, wp.array) else self.ctx.upload(mask, wp.int32)
+            self.ctx.copy(self._user_mask, m)
             self.ctx.fill(self._mode, 1)
         return self._run("regenerate")
 
