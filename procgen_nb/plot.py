@@ -185,7 +185,7 @@ def plot_tracks(
     columns: int | None = None,
     labels: bool = True,
     linewidth: float = 1.2,
-    legend: bool = True,
+    legend: bool = False,
 ) -> EnvGrid:
     """Draws each env's closed centerline in its own cell of a grid on one Axes.
 

@@ -14,7 +14,7 @@ def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80)
     ax = fig.add_axes((0.01, 0.01, 0.98, 0.98 * size / (size + 0.35)))  # the legend above
     layout = None
     if frame.tracks is not None:
-        layout = plot.plot_tracks(frame.tracks, frame.valid, ax=ax, max_envs=max_envs)
+        layout = plot.plot_tracks(frame.tracks, frame.valid, ax=ax, max_envs=max_envs, legend=True)
     if frame.gates is not None:
         g = frame.gates
         plot.plot_gates(
