@@ -10,8 +10,8 @@
    ``--width``) is checked for overlap with itself (non-adjacent quads) and with the
    next course, by ``road_overlap`` and by shapely (the triangles as polygons, an STRtree
    query, overlap area > 1e-6); the courses per second of both and whether every answer
-   agrees are printed; ``road_overlap_batch`` checks every course against itself in
-   one launch.
+   agrees are printed; ``road_overlap_batch`` checks every course against itself, and
+   against the next course, in one launch each.
 
 Ratios are printed; nothing timed is asserted. ``--smoke`` runs tiny sizes (tests/test_mesh.py).
 Run: ``python benchmarks/mesh_intersect.py``.
@@ -201,6 +201,16 @@ def main(argv=None) -> dict:
     rows["batch courses/s"] = n / t_batch
     print(
         f"  road_overlap_batch (itself, all courses in one launch): {n / t_batch:8.1f} "
+        f"courses/s   agree with shapely: {same}"
+    )
+    prev = np.roll(batch, 1, axis=0)  # course k against course k - 1, as above
+    t_pair = best(lambda: road_overlap_batch(batch, args.width, other=prev), args.repeats)
+    flags = road_overlap_batch(batch, args.width, other=prev).tolist()
+    same = flags == [y for _, y in ref]
+    rows["batch pairs agree with shapely"] = same
+    rows["batch pairs courses/s"] = n / t_pair
+    print(
+        f"  road_overlap_batch (against the next course, one launch): {n / t_pair:8.1f} "
         f"courses/s   agree with shapely: {same}"
     )
     return rows

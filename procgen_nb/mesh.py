@@ -435,40 +435,65 @@ def road_overlap(
     return RoadOverlap(np.stack([pa, pb], axis=1).astype(np.int32))
 
 
-def road_overlap_batch(xy: Any, width: float, near: int = 1, device=None) -> np.ndarray:
-    """Whether each road of a batch overlaps itself, in one intersect_pairs launch.
+def _layers(p: np.ndarray, width: float, cell: float) -> np.ndarray:
+    """The stacked road soups of (E, N, 2) centerlines, road e lifted to z = 4 e cells."""
+    soups = np.stack([road_mesh(c, width).soup() for c in p])  # (E, 6N, 3)
+    soups[:, :, 2] = (4.0 * cell * np.arange(len(p)))[:, None]
+    return soups.reshape(-1, 3)
+
+
+def _centerlines(xy: Any, name: str) -> np.ndarray:
+    p = np.asarray(xy, np.float64)
+    if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 3:
+        raise UploadError(
+            f"road_overlap_batch {name}: expected (E, N, 2) centerlines, N >= 3, got {p.shape}"
+        )
+    return p
+
+
+def road_overlap_batch(
+    xy: Any, width: float, other: Any = None, near: int = 1, device=None
+) -> np.ndarray:
+    """Whether each road of a batch overlaps itself (or road e of ``other``), in one launch.
 
     The E roads (``road_mesh`` of each closed centerline) are stacked into one soup, each
     lifted to its own layer of grid cells (road e at z = 4 e cells), so the grid offers
-    only pairs of one road; TEST=tri2 ignores z. Quads ``near`` or fewer apart along a
-    loop are adjacent and not tested. Only the count stage runs: a road overlaps itself
-    when any of its triangles has a hit.
+    only pairs within one layer; TEST=tri2 ignores z. Against itself, quads ``near`` or
+    fewer apart along a loop are adjacent and not tested. Only the count stage runs: a
+    road overlaps when any of its triangles has a hit.
 
     Args:
         xy: (E, N, 2) closed centerlines, N >= 3.
         width: the roads' width (track_width).
-        near: the adjacency along the loop left out.
+        other: None (each road against itself) or (E, M, 2): road e against other[e].
+        near: the adjacency along the loop left out (against itself).
         device: the Warp device.
 
     Returns:
-        (E,) bool: True where the road's surface overlaps itself.
+        (E,) bool: True where road e overlaps itself (or other[e]).
     """
     device = resolve_device(device)
-    p = np.asarray(xy, np.float64)
-    if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 3:
-        raise UploadError(
-            f"road_overlap_batch xy: expected (E, N, 2) centerlines, N >= 3, got {p.shape}"
-        )
+    p = _centerlines(xy, "xy")
     e, n = p.shape[:2]
+    q = None if other is None else _centerlines(other, "other")
+    if q is not None and len(q) != e:
+        raise UploadError(
+            f"road_overlap_batch other: expected {e} centerlines (one per road of xy), got {len(q)}"
+        )
     if e == 0:
         return np.zeros(0, bool)
-    soups = np.stack([road_mesh(c, width).soup() for c in p])  # (E, 6N, 3)
     cell = float(width)
-    soups[:, :, 2] = (4.0 * cell * np.arange(e))[:, None]
-    soup = soups.reshape(-1, 3)
-    words, uni = _grid(soup, cell)
-    uni.update(self_pairs=1, group=2, period=n, near=int(near))
+    soup = _layers(p, width, cell)
     col = column_from_numpy(soup, "Vec3", device)
-    bind = {"a": col, "b": col, "grid": column_from_numpy(words, "Int", device)}
+    if q is None:
+        words, uni = _grid(soup, cell)
+        uni.update(self_pairs=1, group=2, period=n, near=int(near))
+        b = col
+    else:
+        sb = _layers(q, width, cell)
+        words, uni = _grid(sb, cell)  # layer e of b at the z of layer e of a
+        uni.update(self_pairs=0, group=1, period=0, near=0)
+        b = column_from_numpy(sb, "Vec3", device)
+    bind = {"a": col, "b": b, "grid": column_from_numpy(words, "Int", device)}
     hits = _run(PAIRS, {"STAGE": "count", "TEST": "tri2"}, bind, 2 * n * e, uni)["hits"]
     return hits.numpy().reshape(e, 2 * n).sum(axis=1) > 0

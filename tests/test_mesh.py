@@ -275,7 +275,7 @@ def test_the_benchmark_runs_in_smoke_mode(capsys):
     out = capsys.readouterr().out
     assert "pairs agree" in out and "road overlap" in out
     assert rows["pairs agree with NumPy"] and rows["roads agree with shapely"]
-    assert rows["batch agrees with shapely"]
+    assert rows["batch agrees with shapely"] and rows["batch pairs agree with shapely"]
 
 
 @pytest.mark.xfail(
@@ -331,3 +331,17 @@ def test_mesh_intersect_gives_the_same_bytes_run_after_run_on_the_cpu():
             assert r1.edges.tobytes() == r2.edges.tobytes()
         else:
             assert r1.soup().tobytes() == r2.soup().tobytes()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_road_overlap_batch_against_other_courses_matches_shapely(device):
+    rng = np.random.default_rng(9)
+    shifts = [(0.0, 0.0), (80.0, 0.0), (45.0, 10.0), (0.0, 75.0), (30.0, -30.0)]
+    xy = np.stack([_course(rng, 40) for _ in shifts])
+    other = np.stack([_course(rng, 48, shift=s) for s in shifts])
+    got = road_overlap_batch(xy, 6.0, other=other, device=device)
+    want = [bool(_ref_pairs(a, 6.0, b)[0]) for a, b in zip(xy, other)]
+    assert got.tolist() == want
+    assert True in want and False in want
+    with pytest.raises(UploadError, match="road_overlap_batch other: expected 5 centerlines"):
+        road_overlap_batch(xy, 6.0, other=other[:2])
