@@ -9,6 +9,7 @@ demo builds those in parallel before it cooks.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any
 
@@ -74,6 +75,21 @@ def track_modules() -> list[Any]:
     return _progress.warp_modules("procgen_nb.track_gen")
 
 
+#: Runtime modules with kernels of their own (live counts, casts, the ops' helpers).
+RUNTIME_PACKAGES = ("procgen_nb.counts", "procgen_nb.ops", "procgen_nb._cast")
+
+
+def builtin_modules() -> list[Any]:
+    """Every imported Warp module of procgen_nb itself: runtime, ops, generators, gates."""
+    import importlib
+
+    track_modules()
+    for name in RUNTIME_PACKAGES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    return _progress.warp_modules("procgen_nb")
+
+
 #: The track modules the demo's polar courses with arc-length gates launch kernels from
 #: (a module the track code adds later is still built, on its first launch, one at a time).
 DEMO_TRACK_MODULES = frozenset(
@@ -119,7 +135,8 @@ def warmup(
         device: a Warp device name (``None``: the package's device).
         workers: how many modules compile at once (processes on the CPU).
         identities: only the variants of these kernels (``None``: every built-in).
-        track: also the track generators, gate generators and track ops.
+        track: also the runtime's own kernels and the track generators, gate generators
+            and track ops.
 
     Returns:
         ``{"device", "modules", "compiled", "cached", "seconds", "failed", "refused",
@@ -129,7 +146,7 @@ def warmup(
 
     dev = resolve_device(device)
     variants, refused = variant_modules(identities)
-    modules = variants + (track_modules() if track else [])
+    modules = variants + (builtin_modules() if track else [])
     with _progress.session(total=len(modules)) as st:
         failed = _progress.build(modules, dev, workers)
     return {

@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-generators",
         dest="generators",
         action="store_false",
-        help="skip the track generators, gate generators and track ops",
+        help="skip the runtime's own kernels and the track generators, gate generators and "
+        "track ops",
     )
     _dataset_parser(sub)
     _explore_parser(sub)
