@@ -169,7 +169,7 @@ def intersect_cuts(
     k = wp.tid()
     live = wp.min(p0.shape[0], p1.shape[0])
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     if k >= live:
         return

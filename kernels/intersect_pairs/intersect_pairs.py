@@ -275,7 +275,7 @@ def intersect_pairs(
     live = start.shape[0]
     # @end
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     if t >= live or 3 * t + 2 >= a.shape[0] or t > 700000000:
         return

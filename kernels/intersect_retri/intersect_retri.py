@@ -147,7 +147,7 @@ def intersect_retri(
     live = wp.min(wp.min(live, start.shape[0]), hits.shape[0])
     # @end
     # @when COUNT device
-    live = wp.min(wp.int32(domain_count[0]), live)
+    live = wp.int32(wp.min(domain_count[0], wp.uint32(live)))
     # @end
     if t >= live or room <= 0 or t > 100000000:
         return
@@ -263,7 +263,7 @@ def intersect_retri(
     m = wp.min(piece_count[t], fit)
     no = other.shape[0] / 3
     # @when COUNT device
-    no = wp.min(wp.int32(other_count[0]), no)
+    no = wp.int32(wp.min(other_count[0], wp.uint32(no)))
     # @end
     cap = inside.shape[0]
     cells = wp.int64(nx) * wp.int64(ny) * wp.int64(nz)
