@@ -261,7 +261,13 @@ def _cuts(pairs, total: int, a, b, device: str):
     }
 )
 def mesh_intersect(
-    a: Any, b: Any, mode: str = "cut", room: int = 64, cell: float | None = None, device=None
+    a: Any,
+    b: Any,
+    mode: str = "cut",
+    room: int = 64,
+    cell: float | None = None,
+    device=None,
+    max_room: int = 1024,
 ):
     """Intersects two triangle meshes on the device.
 
@@ -270,9 +276,11 @@ def mesh_intersect(
         b: the same for B. For a boolean both are closed and face outward.
         mode: ``cut`` (the cut curves), ``union``, ``difference`` (A minus B) or
             ``intersection``.
-        room: the most pieces one triangle is split into.
+        room: the pieces one triangle may be split into at first; a split where a
+            triangle does not fit runs again with twice the room, up to ``max_room``.
         cell: the edge of the grid cells (default: 1.5 times the mean triangle extent).
         device: the Warp device (default: procgen_nb's).
+        max_room: the most room a split is given (memory: 36 bytes x room per triangle).
 
     Returns:
         ``IntersectResult`` for ``cut``; a ``Mesh`` (a triangle soup) for a boolean.
@@ -280,7 +288,7 @@ def mesh_intersect(
     Raises:
         ParamsError: an unknown mode or a room below 1.
         UploadError: a mesh that is not (3m, 3) finite corners.
-        CapacityError: a triangle whose pieces did not fit in ``room``.
+        CapacityError: a triangle whose pieces did not fit in ``max_room``.
     """
     if mode not in MODES:
         raise ParamsError(f"mesh_intersect mode: expected one of {list(MODES)}, got {mode!r}")
@@ -297,8 +305,9 @@ def mesh_intersect(
         return _cut_result(pairs_ab, cuts_ab, total, device)
     hits_b, start_b, pairs_ba, _, grid_a = _pairs(cb, nb, sa, device, cell=cell)
     cuts_ba = _cuts(pairs_ba, total, cb, ca, device)
-    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, room, "a")
-    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, room, "b")
+    most = max(int(room), int(max_room))
+    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, int(room), most, "a")
+    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, int(room), most, "b")
     (pa, ia), (pb, ib) = keep_a, keep_b
     if mode == "union":
         parts = [pa[ia == 0], pb[ib == 0]]
@@ -336,17 +345,29 @@ def _cut_result(pairs, cuts, total: int, device: str) -> IntersectResult:
     )
 
 
-def _pieces(tris, nt: int, hits, start, cuts, other, other_grid, room: int, name: str):
-    """Splits a mesh along its cuts and classifies the pieces; returns (pieces, inside)."""
-    bind = {
-        "tris": tris,
-        "start": start,
-        "hits": hits,
-        "p0": cuts["p0"],
-        "p1": cuts["p1"],
-        "n": 3 * room * nt,
-    }
-    split = _run(RETRI, {"STAGE": "split"}, bind, nt, {"room": room})
+def _pieces(tris, nt: int, hits, start, cuts, other, other_grid, room: int, most: int, name):
+    """Splits a mesh along its cuts (twice the room while a triangle does not fit, up to
+    ``most``) and classifies the pieces; returns (pieces, inside)."""
+    while True:
+        bind = {
+            "tris": tris,
+            "start": start,
+            "hits": hits,
+            "p0": cuts["p0"],
+            "p1": cuts["p1"],
+            "n": 3 * room * nt,
+        }
+        split = _run(RETRI, {"STAGE": "split"}, bind, nt, {"room": room})
+        count = split["piece_count"].numpy()
+        if not (count < 0).any():
+            break
+        if 2 * room > most:
+            t = int(np.flatnonzero(count < 0)[0])
+            raise CapacityError(
+                f"mesh_intersect room: expected the pieces of every triangle of {name} to fit "
+                f"in {room} (max_room {most}), got triangle {t} past it"
+            )
+        room *= 2
     cls = _run(
         RETRI,
         {"STAGE": "classify"},
@@ -360,13 +381,6 @@ def _pieces(tris, nt: int, hits, start, cuts, other, other_grid, room: int, name
         nt,
         {"room": room, **other_grid[1]},
     )
-    count = split["piece_count"].numpy()
-    if (count < 0).any():
-        t = int(np.flatnonzero(count < 0)[0])
-        raise CapacityError(
-            f"mesh_intersect room: expected the pieces of every triangle of {name} to fit in "
-            f"{room}, got triangle {t} past it"
-        )
     pieces = split["pieces"].numpy().reshape(nt, room, 3, 3)
     inside = cls["inside"].numpy().reshape(nt, room)
     mask = np.arange(room)[None, :] < count[:, None]

@@ -144,8 +144,10 @@ def test_mesh_intersect_refuses_bad_input():
     with pytest.raises(UploadError, match="finite"):
         mesh_intersect(a, np.full((3, 3), np.nan), "cut")
     b = box_mesh(*CASES["slab"][0])
-    with pytest.raises(CapacityError, match="room: expected the pieces"):
-        mesh_intersect(a, b, "union", room=2)
+    with pytest.raises(CapacityError, match=r"room: expected the pieces .* \(max_room 2\)"):
+        mesh_intersect(a, b, "union", room=2, max_room=2)
+    # with room to grow, the same split runs again with twice the room until it fits
+    assert mesh_volume(mesh_intersect(a, b, "union", room=2)) == pytest.approx(11.75, abs=1e-4)
 
 
 # -- roads ---------------------------------------------------------------------------------
@@ -345,3 +347,15 @@ def test_road_overlap_batch_against_other_courses_matches_shapely(device):
     assert True in want and False in want
     with pytest.raises(UploadError, match="road_overlap_batch other: expected 5 centerlines"):
         road_overlap_batch(xy, 6.0, other=other[:2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_box_cut_by_a_fine_sphere_grows_its_room_and_holds_the_volume(device):
+    # each face of the box is crossed by a long cut curve: more pieces than the room at first
+    a = box_mesh((-0.5, -0.5, -0.5), (0.5, 0.5, 0.5))
+    b = sphere_mesh((0.2, 0.1, -0.1), 0.6, 8)
+    got = mesh_volume(mesh_intersect(a, b, "intersection", room=8, device=device))
+    p = np.random.default_rng(6).uniform(-0.5, 0.5, size=(40_000, 3))  # inside the box
+    inb = _winding(p, b.soup()) > 0.5
+    se = np.sqrt(inb.mean() * (1 - inb.mean()) / len(p))
+    assert got == pytest.approx(inb.mean(), abs=4 * se)
