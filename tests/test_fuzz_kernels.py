@@ -103,13 +103,14 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
 
     def domain(d, n: int):
         """Returns (domain, live): live is the count word clamped to the capacity (the
-        word as i32 stays in ``raw_counts[0]``, None over a plain number)."""
+        seed: min(domain_count, zero_n()) with the word read as u32; the word stays in
+        ``raw_counts[0]``, None over a plain number)."""
         if d.draw(st.booleans()):
             raw_counts[0] = None
             return n, n
         count = d.draw(st.one_of(st.integers(0, n + 3), st.integers(0, 2**32 - 1)))
-        raw_counts[0] = i32(count)
-        return {"count": col([count], wp.uint32), "capacity": n}, min(i32(count), n)
+        raw_counts[0] = count
+        return {"count": col([count], wp.uint32), "capacity": n}, min(count, n)
 
     def lengths(d, n: int, names: list[str]) -> tuple[dict[str, int], str | None]:
         """A length per domain-sized binding; at most one drawn shorter than the domain."""
@@ -326,7 +327,7 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
         if not isinstance(dom, int):
             sc = d.draw(st.one_of(st.integers(0, n_el + 2), st.integers(0, 2**32 - 1)))
             bind["src_count"] = col([sc], wp.uint32)
-            n_el = min(i32(sc), n_el)
+            n_el = min(sc, n_el)
         out = launch("reduce", {"FOLD": fold, "TYPE": "i32"}, bind, dom, segs, short, lens)
         if out is None:
             return
@@ -538,7 +539,7 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
             "n": m,
         }
         out = launch("expand", {"ELEMENTS": "device"}, bind, dom, m, None, {})
-        ne = max(min(i32(ec), len(counts), len(offsets)), 0)
+        ne = min(ec, len(counts), len(offsets))
         owner = np.repeat(np.arange(ne), counts[:ne]).tolist()
         local = [t for c in counts[:ne] for t in range(c)]
         k = min(len(owner), m)
@@ -564,7 +565,7 @@ def _child(group: str) -> None:  # noqa: C901 - one closure per kernel keeps the
         if not isinstance(dom, int):
             pc = d.draw(st.one_of(st.integers(0, 14), st.integers(0, 2**32 - 1)))
             bind["point_count"] = col([pc], wp.uint32)
-            points = min(i32(pc), points)
+            points = min(pc, points)
         out = launch("hash_gather", None, bind, dom, n, short, lens)
         if out is None:
             return

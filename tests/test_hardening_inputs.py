@@ -438,17 +438,18 @@ def test_hash_gather_a_cell_of_the_largest_i32_lists_nothing():
     assert out["query"].data.numpy().tolist() == [1, 1, 0, 0]
 
 
-def test_scan_over_a_count_word_past_2_31_has_no_live_slot():
+def test_scan_over_a_count_word_past_2_31_clamps_to_the_capacity():
+    """Seed: the live count is min(domain_count, zero_n()) with the word read as u32."""
     out = ops.device.kernel(
         kernel=K("scan"),
         specialize={"TYPE": "i32"},
         bind={"src": col([5, 6, 7], wp.int32)},
         domain={"count": word(2**32 - 1), "capacity": 3},
     )["columns"]
-    # the word reads as i32 -1: no live slot, every slot holds the total of no slot (0)
-    assert out["dst"].data.numpy().tolist() == [0, 0, 0]
-    assert out["ends"].data.numpy().tolist() == [0, 0, 0]
-    assert out["total"].data.numpy().tolist() == [0]
+    # the word 2^32-1 clamps to the capacity 3: an exclusive scan of [5, 6, 7] (by hand)
+    assert out["dst"].data.numpy().tolist() == [0, 5, 11]
+    assert out["ends"].data.numpy().tolist() == [5, 11, 18]
+    assert out["total"].data.numpy().tolist() == [18]
 
 
 def test_expand_visits_only_the_slots_inside_its_capacity():
