@@ -58,8 +58,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     **{name: ("procgen_nb._traffic", name) for name in ("Traffic", "collect", "traffic")},
     **{
         name: ("procgen_nb.columns", name)
-        for name in ("Column", "Domain", "Geometry", "LiveCount", "Record", "Texture")
+        for name in ("Column", "Domain", "Geometry", "LiveCount", "Part", "Record", "Texture")
     },
+    **{name: ("procgen_nb.counts", name) for name in ("Count", "count", "count_max", "count_min")},
     **{
         name: ("procgen_nb.device", name)
         for name in ("available_devices", "get_device", "set_device")
@@ -82,6 +83,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "explore": ("procgen_nb.ui", "explore"),
     "fieldc": ("procgen_nb.fieldc", None),
     "lua": ("procgen_nb.lua", None),
+    "mesh": ("procgen_nb.mesh", None),
     "plot": ("procgen_nb.plot", None),
     "track_gen": ("procgen_nb.track_gen", None),
     "ui": ("procgen_nb.ui", None),
@@ -116,6 +118,7 @@ __all__ = [
     "CookError",
     "CookReport",
     "CookResult",
+    "Count",
     "DeviceError",
     "DirectLimitError",
     "Domain",
@@ -138,6 +141,7 @@ __all__ = [
     "NotCapturableError",
     "Params",
     "ParamsError",
+    "Part",
     "ProcgenError",
     "Record",
     "Recording",
@@ -148,11 +152,15 @@ __all__ = [
     "asset",
     "available_devices",
     "collect",
+    "count",
+    "count_max",
+    "count_min",
     "default_context",
     "explore",
     "fieldc",
     "get_device",
     "lua",
+    "mesh",
     "node",
     "ops",
     "plot",

@@ -109,7 +109,19 @@ def test_import_is_cheap_and_dir_lists_the_lazy_exports():
     warp_loaded, names, exported = res.stdout.splitlines()
     assert warp_loaded == "False"  # nothing heavy until a name is used
     listed = set(names.split())
-    for name in ("explore", "track_gen", "plot", "node", "Graph", "ops", "asset", "Field"):
+    for name in (
+        "explore",
+        "track_gen",
+        "plot",
+        "node",
+        "Graph",
+        "ops",
+        "asset",
+        "Field",
+        "Part",
+        "count",
+        "mesh",
+    ):
         assert name in listed
     assert set(exported.split()) <= listed
     assert exported.split() == sorted(exported.split())
