@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from procgen_nb.errors import ParamsError
-from procgen_nb.track_gen import TrackGenConfig, TrackGenerator, pipeline
+from procgen_nb.track_gen import TrackGenConfig, TrackGenerator, _threads, pipeline
 
 
 def _arrays(res) -> dict[str, np.ndarray]:
@@ -23,7 +23,7 @@ def _same(a, b) -> None:
 
 
 def _pair(monkeypatch, threads: int, **cfg):
-    monkeypatch.setattr(pipeline, "MIN_ENVS_PER_THREAD", 8)
+    monkeypatch.setattr(_threads, "MIN_ENVS_PER_THREAD", 8)
     monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
     one = TrackGenerator(TrackGenConfig(device="cpu", **cfg))
     monkeypatch.setenv("PROCGEN_NB_THREADS", str(threads))

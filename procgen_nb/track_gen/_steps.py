@@ -1,0 +1,190 @@
+"""The steps of a ``TrackGenerator``'s pipeline, built from its config.
+
+``_Step`` is one step of a call (a name, a capture class, a ``run(ctx)``); ``_StepBuilder``
+holds the methods ``TrackGenerator`` builds its steps with: the generator, the resample to
+``num_points``, the post stages (the z profile) and the validity stage, with the one-element
+device buffers of their dynamic Params fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import warp as wp
+
+from ..errors import GeneratorError, ParamsError
+from ..params import Params
+from . import ops
+from ._param_buffers import param_dtype, param_value
+from ._spec_stage import as_stage
+from .config import TrackGenConfig, ValidityParams
+from .exec import StageBuilder
+from .ops import _kernels as _k
+from .plugin import CaptureClass, Stage, registry
+
+
+@dataclasses.dataclass
+class _Step:
+    name: str
+    capture: CaptureClass
+    run: Callable[[Any], None]
+
+
+class _StepBuilder:
+    """The build methods of ``TrackGenerator`` (a mixin: they read and set its arrays)."""
+
+    def _param_buffer(self, key: str, pcls: type[Params] | None, values: Params | None):
+        def get(name: str) -> wp.array:
+            if pcls is None or name not in pcls.dynamic_fields():
+                dyn = [] if pcls is None else pcls.dynamic_fields()
+                raise GeneratorError(f"{key} b.param: expected a dynamic field {dyn}, got {name!r}")
+            buf = self._dyn.get((key, name))
+            if buf is None:
+                buf = self._dyn[(key, name)] = wp.array(
+                    [param_value(pcls, name, getattr(values, name))],
+                    dtype=param_dtype(pcls, name),
+                    device=self.ctx.device,
+                )
+            return buf
+
+        return get
+
+    def _build_generator(self, stage: Stage, params: Params | None, cfg: TrackGenConfig) -> None:
+        E, raw = cfg.num_envs, self.raw
+        attrs = dict(getattr(stage, "attributes", {}) or {})
+
+        def attr_out(name: str) -> Callable[[], wp.array]:
+            def make() -> wp.array:
+                if name not in self._raw_attrs:
+                    self._raw_attrs[name] = wp.zeros(E * raw, dtype=float, device=self.ctx.device)
+                    self._attrs[name] = wp.zeros(
+                        E * cfg.num_points, dtype=float, device=self.ctx.device
+                    )
+                return self._raw_attrs[name]
+
+            return make
+
+        outputs: dict[str, Callable[[], wp.array]] = {
+            "xy": lambda: self._raw_xy,
+            "valid": lambda: self._gen_valid,
+            "count": lambda: self._raw_count(),
+        }
+        for name in attrs:
+            outputs[name] = attr_out(name)
+        b = StageBuilder(
+            stage=stage,
+            config=cfg,
+            raw=raw,
+            seed=self.seeds,
+            active=self._active,
+            outputs=outputs,
+            inputs={},
+            param_buffer=self._param_buffer("generator", stage.Params, params),
+        )
+        enqueue = stage.build(b, params)
+        if not callable(enqueue):
+            raise GeneratorError(
+                f"{stage.name}.build: expected it to return enqueue(ctx), got {enqueue!r}"
+            )
+        self.builder = b
+        self._gen_enqueue = enqueue
+        gen_valid = self._gen_valid
+
+        def run(ctx: Any) -> None:
+            ctx.fill(gen_valid, 1)
+            enqueue(ctx)
+
+        self._steps.append(_Step(f"generator:{stage.name}", stage.capture, run))
+
+    def _raw_count(self) -> wp.array:
+        if self._counts_written is None:
+            self._counts_written = wp.full(
+                self.config.num_envs, self.raw, dtype=wp.int32, device=self.ctx.device
+            )
+        return self._counts_written
+
+    def _build_resample(self, stage: Stage) -> None:
+        E, N, raw = self.config.num_envs, self.config.num_points, self.raw
+        res, arc, active = self.result, self._arc, self._active
+        counts = self._counts_written if self._counts_written is not None else arc.counts
+        direct = "uniform" in stage.provides and raw == N and counts is arc.counts
+        raw_attrs = dict(self._raw_attrs)
+
+        def run(ctx: Any) -> None:
+            if direct:
+                ctx.launch(_k._masked_copy_k, E * N, [self._raw_xy, res.xy, N, active])
+                for name, src in raw_attrs.items():
+                    ctx.launch(_k._masked_copy_f_k, E * N, [src, self._attrs[name], N, active])
+                return
+            ops.arc_resample(ctx, self._raw_xy, res.xy, arc, E, raw, N, counts, active)
+            for name, src in raw_attrs.items():
+                ops.arc_resample_attribute(
+                    ctx, src, self._attrs[name], arc, E, raw, N, counts, active
+                )
+
+        self._steps.append(_Step("resample", CaptureClass.GRAPH, run))
+
+    def _build_post(self, cfg: TrackGenConfig) -> list[Any]:
+        zp = cfg.z_profile
+        if zp is None or zp is False:
+            return []
+        stage = as_stage(registry.get("stage", "z_profile"))
+        pcls = stage.Params
+        try:
+            params = pcls.resolve(None if zp is True else zp) if pcls is not None else None
+        except ParamsError as exc:
+            raise GeneratorError(f"z_profile: {exc}") from exc
+        E, N = cfg.num_envs, cfg.num_points
+
+        def attr_out(name: str) -> Callable[[], wp.array]:
+            def make() -> wp.array:
+                if name not in self._attrs:
+                    self._attrs[name] = wp.zeros(E * N, dtype=float, device=self.ctx.device)
+                return self._attrs[name]
+
+            return make
+
+        b = StageBuilder(
+            stage=stage,
+            config=cfg,
+            raw=N,
+            seed=self.seeds,
+            active=self._active,
+            outputs={n: attr_out(n) for n in stage.attributes},
+            inputs={"xy": self.result.xy, "valid": self.result.valid, **self._attrs},
+            param_buffer=self._param_buffer("z_profile", pcls, params),
+        )
+        enqueue = stage.build(b, params)
+        self._steps.append(_Step(f"stage:{stage.name}", stage.capture, enqueue))
+        return [(stage, params)]
+
+    def _build_validity(self, vp: ValidityParams) -> None:
+        E, N = self.config.num_envs, self.config.num_points
+        get = self._param_buffer("validity", ValidityParams, vp)
+        min_r, width = get("min_turn_radius"), get("track_width")
+        res, grid = self.result, self._grid
+
+        def run(ctx: Any) -> None:
+            ops.check_tracks(
+                ctx,
+                res.xy,
+                E,
+                N,
+                grid,
+                min_r,
+                width,
+                res.valid,
+                res.reason,
+                res.crossings,
+                res.turning,
+                self._active,
+                self._gen_valid,
+            )
+            ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
+
+        self._steps.append(_Step("validity", CaptureClass.GRAPH, run))
+
+
+__all__ = ["_Step", "_StepBuilder"]
