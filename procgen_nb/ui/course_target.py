@@ -20,7 +20,7 @@ from ..errors import ProcgenError
 from ..params import Field, Params, params_class
 from .frame import Frame, frame_from
 from .target import Progress, Target, _literal, _no_progress, _timed
-from .track_target import _generator_params, _row
+from .track_target import _generator_params, _row, reason_counts
 
 #: the fields of every course besides the generators' own Params.
 COURSE_FIELDS: dict[str, Field] = {
@@ -220,9 +220,8 @@ class CourseTarget(Target):
             "gates (total)": int(data["gate_count"].sum()),
         }
         reasons = getattr(gates_mod, "COURSE_REASONS", {})
-        for bit, text in reasons.items():
-            label = _SHORT_REASONS.get(bit, text.split(" (")[0])
-            counts[f"invalid: {label}"] = int(((data["reason"] & bit) != 0).sum())
+        labels = {b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in reasons.items()}
+        counts.update(reason_counts(data["reason"], labels, "invalid: "))
         result = {
             "xy": data["xy"],
             "valid": data["valid"],

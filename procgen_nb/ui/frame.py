@@ -8,6 +8,7 @@ generator's result, a graph's outputs and a plain dict all draw the same way.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -68,7 +69,9 @@ class Frame:
         gates: the gates, or None.
         points: label -> ``[M, 2]`` point clouds (a graph's vector columns).
         counts: label -> number (valid envs, gates per env, points kept by a stage, ...).
-        fingerprint: 12 hex digits of a hash of the tracks and gates ("" when none).
+        fingerprint: 12 hex digits of a hash of the tracks and gates ("" when none),
+            computed when first read (a cook never waits for it).
+        hashed: the arrays the fingerprint hashes (tracks, valid, gates, point clouds).
         report: one row per node or stage.
         report_text: the cook report as text, when the target gives one.
         elapsed_ms: wall time of the cook.
@@ -80,13 +83,26 @@ class Frame:
     valid: np.ndarray | None
     gates: Gates | None
     counts: dict[str, float]
-    fingerprint: str
+    hashed: tuple[np.ndarray, ...] = ()
     points: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     report: tuple[ReportRow, ...] = ()
     report_text: str = ""
     elapsed_ms: float = 0.0
     traffic: Traffic = dataclasses.field(default_factory=Traffic)
     reasons: np.ndarray | None = None
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """12 hex digits of a sha1 of the tracks, validity, gates and point clouds (the
+        arrays in ``hashed``, floats as float32 bytes, integers as int32 bytes); "" when
+        the frame has none."""
+        if not self.hashed:
+            return ""
+        digest = hashlib.sha1()
+        for a in self.hashed:
+            kind = np.float32 if a.dtype.kind == "f" else np.int32
+            digest.update(np.ascontiguousarray(a, dtype=kind).tobytes())
+        return digest.hexdigest()[:12]
 
 
 def _get(obj: Any, names: tuple[str, ...]) -> Any:
@@ -139,9 +155,29 @@ def _read_gates(raw: Any) -> Gates:
 
 
 def _length(tracks: np.ndarray) -> np.ndarray:
-    closed = np.concatenate([tracks, tracks[:, :1]], axis=1)
-    seg = np.linalg.norm(np.diff(closed, axis=1), axis=-1)
-    return np.nansum(seg, axis=1)
+    """``[E]`` lengths of closed ``[E, N, 2]`` tracks (NaN segments skipped), summed in
+    float64: the points as complex numbers, so a segment's length is one ``abs``."""
+    e, n = tracks.shape[:2]
+    if n == 0:
+        return np.zeros(e)
+    z = np.ascontiguousarray(tracks[..., :2])
+    z = z.view(np.complex64 if z.dtype == np.float32 else np.complex128)[..., 0]
+    d = np.empty_like(z)
+    np.subtract(z[:, 1:], z[:, :-1], out=d[:, :-1])
+    np.subtract(z[:, 0], z[:, -1], out=d[:, -1])
+    seg = np.abs(d)
+    total = seg.sum(axis=1, dtype=np.float64)
+    if not np.isfinite(total).all():
+        total = np.nansum(seg, axis=1, dtype=np.float64)
+    return total
+
+
+def _points(value: Any) -> np.ndarray:
+    """``value`` as points (``as_points``), keeping a float32 array's dtype (no copy)."""
+    arr = _numpy(value)
+    if arr.dtype in (np.float32, np.float64) and arr.ndim >= 2 and arr.shape[-1] >= 2:
+        return arr
+    return as_points(arr)
 
 
 def frame_from(
@@ -172,14 +208,14 @@ def frame_from(
         ParamsError: when the shapes disagree.
     """
     counts: dict[str, float] = {}
-    digest = hashlib.sha1()
+    hashed: list[np.ndarray] = []
     tracks = valid = None
     xy = _get(result, _XY_NAMES)
     raw_valid = _get(result, ("valid",))
     if raw_valid is not None:
         valid = _numpy(raw_valid).reshape(-1).astype(np.int64)
     if xy is not None:
-        pts = as_points(_numpy(xy))
+        pts = _points(xy)
         if pts.ndim == 2:
             envs = num_envs or (len(valid) if valid is not None else 1)
             if pts.shape[0] % envs:
@@ -193,9 +229,10 @@ def frame_from(
         counts["envs"] = tracks.shape[0]
         counts["valid envs"] = int(np.count_nonzero(valid))
         counts["points per env"] = tracks.shape[1]
-        counts["mean length"] = round(float(np.mean(_length(tracks))), 4) if len(tracks) else 0.0
-        digest.update(tracks.astype(np.float32).tobytes())
-        digest.update(valid.astype(np.int32).tobytes())
+        counts["mean length"] = (
+            round(float(_length(tracks).sum()) / len(tracks), 4) if len(tracks) else 0.0
+        )
+        hashed += [tracks, valid]
     elif valid is not None:
         counts["envs"] = len(valid)
         counts["valid envs"] = int(np.count_nonzero(valid))
@@ -207,8 +244,7 @@ def frame_from(
             counts["gates per env (mean)"] = round(float(gates.count.mean()), 4)
             counts["gates per env (min)"] = int(gates.count.min())
             counts["gates per env (max)"] = int(gates.count.max())
-        digest.update(gates.positions.astype(np.float32).tobytes())
-        digest.update(gates.count.astype(np.int32).tobytes())
+        hashed += [gates.positions, gates.count]
     own = _get(result, ("counts",))
     if own is not None:
         for k, v in dict(own).items():
@@ -217,8 +253,7 @@ def frame_from(
     for k, v in (points or {}).items():
         pts = as_points(_numpy(v))
         clouds[str(k)] = np.ascontiguousarray(pts[..., :2].reshape(-1, 2))
-        digest.update(clouds[str(k)].astype(np.float32).tobytes())
-    has_data = tracks is not None or gates is not None or bool(clouds)
+        hashed.append(clouds[str(k)])
     raw_reason = _get(result, ("reason", "reasons"))
     reasons = None
     if raw_reason is not None and valid is not None:
@@ -230,7 +265,7 @@ def frame_from(
         valid=valid,
         gates=gates,
         counts=counts,
-        fingerprint=digest.hexdigest()[:12] if has_data else "",
+        hashed=tuple(hashed),
         points=clouds,
         report=tuple(report),
         report_text=report_text,

@@ -7,6 +7,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from .._traffic import collect
 from ..errors import ProcgenError
 from ..params import Field, Params, params_class
@@ -69,6 +71,34 @@ def _reasons() -> dict[int, str]:
     return dict(REASONS)
 
 
+#: bits -> ``[mask + 1, bits]`` table: row v says which bits value v has (reason_counts)
+_BIT_TABLES: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def reason_counts(reason: np.ndarray, labels: dict[int, str], prefix: str) -> dict[str, int]:
+    """``{prefix + label: how many envs have that bit}`` for the bits of ``labels``.
+
+    One ``np.bincount`` of the reason words (masked to the bits asked for) times a cached
+    table of which bits each word has: no loop over envs or bits in Python.
+    """
+    if not labels:
+        return {}
+    key = tuple(labels)
+    mask = 0
+    for bit in key:
+        mask |= bit
+    words = np.asarray(reason).reshape(-1).astype(np.int64) & mask
+    if mask < 4096:
+        table = _BIT_TABLES.get(key)
+        if table is None:
+            values = np.arange(mask + 1)[:, None]
+            table = _BIT_TABLES[key] = ((values & np.array(key)) != 0).astype(np.int64)
+        hits = np.bincount(words, minlength=mask + 1) @ table
+    else:  # bits far apart: one comparison per env and bit
+        hits = np.count_nonzero(words[:, None] & np.array(key), axis=0)
+    return {f"{prefix}{t}": int(n) for t, n in zip(labels.values(), hits.tolist(), strict=True)}
+
+
 class TrackTarget(Target):
     """A registered track generator: its Params, the validity thresholds and the shared
     fields (``num_envs``, ``num_points``, ``seed``, ``epoch``).
@@ -111,6 +141,8 @@ class TrackTarget(Target):
         self._start = {"num_envs": num_envs, "num_points": num_points, "seed": seed}
         self._key: Any = None
         self._gen: Any = None
+        self._labels: dict[int, str] | None = None  # reason bit -> short label, once
+        self._last: Any = None  # (own, validity) of the generator as built or updated
 
     @property
     def initial(self) -> Params:
@@ -126,7 +158,11 @@ class TrackTarget(Target):
         return out
 
     def reason_labels(self) -> dict[int, str]:
-        return {b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in _reasons().items()}
+        if self._labels is None:
+            self._labels = {
+                b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in _reasons().items()
+            }
+        return dict(self._labels)
 
     def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         d = params.to_dict()
@@ -140,6 +176,9 @@ class TrackTarget(Target):
         presets = _track_gen()
         build = {k: v for k, v in shared.items() if k != "epoch"}
         key = tuple(build.items())
+        if self._gen is not None and key == self._key and (own, validity) == self._last:
+            return "reused"  # the values of the last cook: nothing to compare field by field
+        self._last = None
         if self._gen is not None and key == self._key:
             gen = self._gen
             changed_own = {k: v for k, v in own.items() if getattr(gen.params, k) != v}
@@ -147,9 +186,11 @@ class TrackTarget(Target):
                 k: v for k, v in validity.items() if getattr(gen.config.validity, k) != v
             }
             if not changed_own and not changed_val:
+                self._last = (own, validity)
                 return "reused"
             progress(0.05, "updating the generator")
             rebuilt = gen.update(generator_params=changed_own or None, validity=changed_val or None)
+            self._last = (own, validity)
             return "rebuilt" if rebuilt else "updated"
         progress(0.05, "building the generator (the first build compiles kernels)")
         self._gen, self._key = None, None
@@ -160,6 +201,7 @@ class TrackTarget(Target):
             **shared,
         )
         self._key = key
+        self._last = (own, validity)
         return "built"
 
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
@@ -186,9 +228,7 @@ class TrackTarget(Target):
         )
         reason = data.get("reason") if isinstance(data, Mapping) else None
         if reason is not None:
-            for bit, text in _reasons().items():
-                label = _SHORT_REASONS.get(bit, text.split(" (")[0])
-                frame.counts[f"invalid: {label}"] = int(((reason & bit) != 0).sum())
+            frame.counts.update(reason_counts(reason, self.reason_labels(), "invalid: "))
         return frame
 
     def code(self, params: Params) -> str:
@@ -242,10 +282,21 @@ def _bound_name(obj: Any, module: str) -> str | None:
 
 
 def _read_result(result: Any) -> Any:
-    """Reads a track result back (its ``numpy()``), keeping its gates when it has some."""
+    """Reads what the view draws of a track result back (centerlines, validity and
+    reasons: three readbacks), keeping its gates when it has some; a result without those
+    device arrays through its ``numpy()``."""
     if not hasattr(result, "numpy"):
         return result
-    data = dict(result.numpy())
+    ctx = getattr(result, "ctx", None)
+    if ctx is not None and all(hasattr(result, k) for k in ("xy", "valid", "reason")):
+        e, n = result.num_envs, result.num_points
+        data = {
+            "xy": ctx.readback(result.xy).reshape(e, n, 2),
+            "valid": ctx.readback(result.valid),
+            "reason": ctx.readback(result.reason),
+        }
+    else:
+        data = dict(result.numpy())
     gates = getattr(result, "gates", None)
     if gates is not None:
         data["gates"] = gates

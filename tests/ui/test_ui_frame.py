@@ -96,3 +96,27 @@ def test_report_rows_from_entries_and_objects():
     assert rows[0].name == "x" and rows[0].launches == 4 and rows[0].reused is None
     assert report_rows(None) == () and report_rows(object()) == ()
     assert frame_from({}).traffic == Traffic()
+
+
+def test_lengths_skip_nan_segments_and_keep_float32_tracks():
+    xy = _loops(2, 40).astype(np.float32)
+    xy[1, 5] = np.nan  # the two segments touching point 5 are skipped
+    frame = frame_from({"xy": xy})
+    assert frame.tracks.dtype == np.float32
+    closed = np.concatenate([xy, xy[:, :1]], axis=1).astype(np.float64)
+    seg = np.sqrt((np.diff(closed, axis=1) ** 2).sum(-1))
+    want = np.mean([np.nansum(s) for s in seg])
+    assert frame.counts["mean length"] == pytest.approx(want, abs=1e-4)
+
+
+def test_reason_counts_against_a_loop_over_envs():
+    from procgen_nb.ui.track_target import reason_counts
+
+    rng = np.random.default_rng(3)
+    reason = rng.integers(0, 2**7, size=97).astype(np.int32)  # bit 64 is not asked for
+    labels = {1: "a", 2: "b", 4: "c", 8: "d", 16: "e", 32: "f"}
+    want = {f"x {t}": sum(1 for r in reason.tolist() if r & b) for b, t in labels.items()}
+    assert reason_counts(reason, labels, "x ") == want
+    far = {1: "low", 1 << 20: "high"}  # bits far apart: the comparison path
+    words = np.array([1, 1 << 20, (1 << 20) | 1, 0])
+    assert reason_counts(words, far, "") == {"low": 2, "high": 2}
