@@ -10,6 +10,18 @@ ray parity). ``mode="cut"`` answers the cut curves (welded vertices and edges); 
 booleans keep the pieces of A and B by side (``union``: both outside; ``intersection``:
 both inside; ``difference``: A outside B and B inside A turned over).
 
+Coplanar faces (boxes stacked or side by side, or flush with each other): the rim of
+the overlap of two faces in one plane is where the faces of the other mesh out of that
+plane touch it, and those pairs are cut like any other, so no piece straddles it; a
+piece lying on the other surface is classified by its normal against the other's
+there (the "same/opposite" rule of Carve, Cork and libigl): ``union`` and
+``intersection`` keep the pieces of A whose normals agree with B's (once: B's copies
+are dropped) and drop both where they oppose; ``difference`` keeps A's where they
+oppose and drops both where they agree. On axis-aligned planes and float32 corners the
+tests are exact; off the axes a corner within ``1e-6`` of the corners' reach from a
+plane lies on it. The output is a soup with T-junctions (a piece's corner may lie on
+a neighbour's edge): closed once each edge is split at the corners lying on it.
+
 ``road_mesh(xy, width)`` triangulates the ribbon of a closed centerline (two triangles
 per segment); ``road_overlap`` lists the triangles of a road that overlap (in the xy
 plane) non-adjacent triangles of the same road, or the triangles of another road.
@@ -53,6 +65,8 @@ CUTS = asset.resolve("procgen/intersect_cuts", "computeShader")
 UNIFY = asset.resolve("procgen/intersect_unify", "computeShader")
 RETRI = asset.resolve("procgen/intersect_retri", "computeShader")
 SCAN = asset.resolve("procgen/scan", "computeShader")
+#: intersect_retri's classes of a piece lying on the other surface
+SAME, OPPOSITE = 2, 3
 #: the most grid cells the node allocates over a mesh
 MAX_CELLS = 1 << 21
 
@@ -309,12 +323,15 @@ def mesh_intersect(
     keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, int(room), most, "a")
     keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, int(room), most, "b")
     (pa, ia), (pb, ib) = keep_a, keep_b
+    # a piece on the other surface (2: facing the same way, 3: the opposite way) is kept
+    # once, from A: in a union or an intersection where the normals agree, in a
+    # difference where they oppose
     if mode == "union":
-        parts = [pa[ia == 0], pb[ib == 0]]
+        parts = [pa[(ia == 0) | (ia == SAME)], pb[ib == 0]]
     elif mode == "intersection":
-        parts = [pa[ia == 1], pb[ib == 1]]
+        parts = [pa[(ia == 1) | (ia == SAME)], pb[ib == 1]]
     else:
-        parts = [pa[ia == 0], pb[ib == 1][:, ::-1]]
+        parts = [pa[(ia == 0) | (ia == OPPOSITE)], pb[ib == 1][:, ::-1]]
     return Mesh.from_soup(np.concatenate(parts).reshape(-1, 3))
 
 

@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procgen_nb.device import available_devices
 from procgen_nb.errors import CapacityError, ParamsError, UploadError
@@ -280,15 +282,161 @@ def test_the_benchmark_runs_in_smoke_mode(capsys):
     assert rows["batch agrees with shapely"] and rows["batch pairs agree with shapely"]
 
 
-@pytest.mark.xfail(
-    reason="coplanar faces are not cut against each other (intersect_pairs TEST=tri3 "
-    "passes coplanar pairs over) and a piece lying on the other surface is classified "
-    "by a ray that grazes it: booleans of solids sharing a face plane are wrong",
-    strict=True,
-)
-def test_booleans_of_boxes_sharing_face_planes():
-    a, b = box_mesh(*A), box_mesh((1, 0, 0.5), (3, 2, 1.5))
-    assert mesh_volume(mesh_intersect(a, b, "intersection")) == pytest.approx(2.0, abs=1e-4)
+# -- coplanar faces ------------------------------------------------------------------------
+# boxes sharing face planes with A = (0, 0, 0)-(2, 2, 2): B's box, and the volume of the
+# overlap, by hand
+COPLANAR = {
+    # B stacked on A's x = 2 face, the face planes y = 0, 2 shared: a 1 x 2 x 1 slab
+    "offset": (((1, 0, 0.5), (3, 2, 1.5)), 1 * 2 * 1),
+    # B inside A, flush with its x = 2, y = 0, 2, z = 0, 2 faces
+    "flush inside": (((1, 0, 0), (2, 2, 2)), 1 * 2 * 2),
+    # B's top flush with A's top, a 1 x 1 x 1 block hanging inside
+    "flush top": (((0.5, 0.5, 1), (1.5, 1.5, 2)), 1.0),
+    # B touches A's x = 2 face over a 1 x 1 patch from outside: no overlap
+    "touching patch": (((2, 1, 1), (3, 3, 3)), 0.0),
+    # the z planes shared, B sticking out over x and y: a 1 x 1 x 2 column
+    "column": (((1, 1, 0), (3, 3, 2)), 1 * 1 * 2),
+    # the same box
+    "same": (((0, 0, 0), (2, 2, 2)), 8.0),
+    # a box wider than A in x, flush in y and z: A's middle 1 x 2 x 2
+    "through flush": (((0.5, 0, 0), (1.5, 2, 2)), 1 * 2 * 2),
+}
+
+
+def _closed_edges(m: Mesh, twice: bool = True):
+    """Every edge of the soup, split at the vertices lying on it (the pieces of one
+    triangle meet the pieces of its neighbour at T-junctions), is used as often in one
+    direction as in the other; with ``twice``, exactly once each way (a closed,
+    consistently oriented, manifold surface)."""
+    c = m.soup().reshape(-1, 3, 3).astype(np.float64)
+    if len(c) == 0:
+        return
+    verts, inv = np.unique(c.reshape(-1, 3), axis=0, return_inverse=True)
+    ids = inv.reshape(-1, 3)
+    scale = max(1.0, float(np.abs(verts).max()))
+    count: dict[tuple[int, int], int] = {}
+    for tri in ids:
+        for i in range(3):
+            u, v = int(tri[i]), int(tri[(i + 1) % 3])
+            if u == v:
+                continue
+            p, e = verts[u], verts[v] - verts[u]
+            t = (verts - p) @ e / (e @ e)
+            off = np.linalg.norm(verts - p - t[:, None] * e, axis=1)
+            on = np.flatnonzero((off < 1e-6 * scale) & (t > 1e-9) & (t < 1 - 1e-9))
+            chain = [u, *on[np.argsort(t[on])].tolist(), v]
+            for x, y in zip(chain, chain[1:]):
+                count[(x, y)] = count.get((x, y), 0) + 1
+    for (x, y), k in count.items():
+        assert count.get((y, x), 0) == k, (verts[x], verts[y], k)
+        if twice:
+            assert k == 1, (verts[x], verts[y], k)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", sorted(COPLANAR))
+def test_booleans_of_boxes_sharing_face_planes_hold_the_volume_by_hand(device, case):
+    """Coplanar overlapping faces: a piece of A lying on B's surface is kept once where
+    the normals agree (union, intersection) or oppose (difference), never both."""
+    (blo, bhi), inter = COPLANAR[case]
+    a, b = box_mesh(*A), box_mesh(blo, bhi)
+    va, vb = 8.0, _box_volume(blo, bhi)
+    want = {"intersection": inter, "union": va + vb - inter, "difference": va - inter}
+    for mode, volume in want.items():
+        m = mesh_intersect(a, b, mode, device=device)
+        assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), mode
+        _assert_closed(m)
+        _closed_edges(m)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_two_unit_boxes_sharing_a_face(device):
+    """Side by side: the shared face (normals opposed) goes in a union, the intersection
+    is empty (they only touch), the difference is A whole."""
+    a, b = box_mesh((0, 0, 0), (1, 1, 1)), box_mesh((1, 0, 0), (2, 1, 1))
+    union = mesh_intersect(a, b, "union", device=device)
+    assert mesh_volume(union) == pytest.approx(2.0, abs=1e-6)
+    _closed_edges(union)
+    # no piece lies on x = 1 any more: the two faces there cancelled
+    c = union.soup().reshape(-1, 3, 3)
+    assert not (c[:, :, 0] == 1).all(axis=1).any()
+    inter = mesh_intersect(a, b, "intersection", device=device)
+    assert len(inter.faces) == 0 and mesh_volume(inter) == 0.0
+    diff = mesh_intersect(a, b, "difference", device=device)
+    assert mesh_volume(diff) == pytest.approx(1.0, abs=1e-6)
+    _closed_edges(diff)
+    # stacked in z the same holds
+    top = box_mesh((0, 0, 1), (1, 1, 2))
+    assert mesh_volume(mesh_intersect(a, top, "union", device=device)) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_coplanar_faces_off_the_axes(device):
+    """The same boxes turned by one rotation: the shared planes no longer hold their
+    float32 corners exactly (a tolerance of the scale decides coplanarity)."""
+    th = 0.5
+    rot = np.array([[np.cos(th), -np.sin(th), 0], [np.sin(th), np.cos(th), 0], [0, 0, 1]])
+    rot = rot @ np.array([[1, 0, 0], [0, np.cos(0.3), -np.sin(0.3)], [0, np.sin(0.3), np.cos(0.3)]])
+
+    def turned(m):
+        return Mesh((m.vertices.astype(np.float64) @ rot.T).astype(np.float32), m.faces)
+
+    a, b = turned(box_mesh(*A)), turned(box_mesh(*COPLANAR["offset"][0]))
+    for mode, volume in (("intersection", 2.0), ("union", 10.0), ("difference", 6.0)):
+        m = mesh_intersect(a, b, mode, device=device)
+        assert mesh_volume(m) == pytest.approx(volume, abs=1e-4), mode
+        _assert_closed(m)
+
+
+def _box_overlap(lo_a, hi_a, lo_b, hi_b):
+    return float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
+
+
+_GRID_BOX = st.tuples(*[st.tuples(st.integers(0, 3), st.integers(1, 3)) for _ in range(3)])
+
+
+def _box_of(spec):
+    lo = np.array([s for s, _ in spec], np.float64)
+    return lo, lo + [w for _, w in spec]
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(_GRID_BOX, _GRID_BOX)
+def test_booleans_of_integer_grid_boxes_hold_the_volume_by_hand(sa, sb):
+    """Boxes on the integer grid share face planes, edges and corners often."""
+    (lo_a, hi_a), (lo_b, hi_b) = _box_of(sa), _box_of(sb)
+    a, b = box_mesh(lo_a, hi_a), box_mesh(lo_b, hi_b)
+    inter = _box_overlap(lo_a, hi_a, lo_b, hi_b)
+    va, vb = _box_volume(lo_a, hi_a), _box_volume(lo_b, hi_b)
+    want = {"intersection": inter, "union": va + vb - inter, "difference": va - inter}
+    for mode, volume in want.items():
+        m = mesh_intersect(a, b, mode, device="cpu")
+        assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), mode
+        _closed_edges(m, twice=False)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_booleans_of_grid_boxes_against_the_winding_number_of_the_result(seed):
+    """Which points the result holds, against point-in-box by hand: the generalized
+    winding number of the output at points off every grid plane."""
+    rng = np.random.default_rng(seed)
+    lo_a = rng.integers(0, 2, 3).astype(np.float64)
+    hi_a = lo_a + rng.integers(1, 3, 3)
+    lo_b = lo_a + rng.integers(-1, 2, 3)  # planes in common, most draws
+    hi_b = np.maximum(lo_b + 1, hi_a + rng.integers(-1, 2, 3))
+    a, b = box_mesh(lo_a, hi_a), box_mesh(lo_b, hi_b)
+    p = rng.integers(-2, 6, size=(3000, 3)) + rng.uniform(0.05, 0.95, size=(3000, 3))
+    ina = ((p > lo_a) & (p < hi_a)).all(axis=1)
+    inb = ((p > lo_b) & (p < hi_b)).all(axis=1)
+    for mode, want in (
+        ("union", ina | inb),
+        ("intersection", ina & inb),
+        ("difference", ina & ~inb),
+    ):
+        m = mesh_intersect(a, b, mode, device="cpu")
+        w = _winding(p, m.soup()) if len(m.faces) else np.zeros(len(p))
+        np.testing.assert_array_equal(w > 0.5, want, err_msg=mode)
+        assert np.abs(w - np.round(w)).max() < 1e-3  # whole windings: a closed surface
 
 
 def test_mesh_intersect_is_a_node_whose_mode_a_cook_changes():

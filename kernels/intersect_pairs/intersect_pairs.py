@@ -11,9 +11,12 @@ the cell at the low corner of the overlap of the two boxes' cell ranges.
 TEST=tri3: the triangles cross when their cut (intersect_cuts: the overlap of A cut by
 B's plane and B cut by A's plane along the line where the planes meet) has a length. The
 side of each corner against the other plane is an orientation test in float64 (the
-float32 corners are exact there; the determinant is rounded once per product, so a
-corner within about 1e-16 of the scale of the other plane may be given the wrong side).
-Coplanar pairs (every corner on the other plane) do not cross in this test.
+float32 corners are exact there; the determinant is rounded once per product), and a
+corner within ``1e-6`` of the six corners' reach from the other plane lies on it (faces
+in one plane off the axes, whose float32 corners miss it by a rounding; on the integer
+grid and on axis-aligned planes the test is exact). Coplanar pairs (every corner on the
+other plane) do not cross in this test; a face touching the other's plane along an
+edge does, its cut running along that edge: the rim of a coplanar overlap is cut so.
 
 TEST=tri2: the triangles' projections on the xy plane overlap with an area: no edge
 line of one has the other wholly on its outer side. Each orientation test is a 2x2
@@ -42,6 +45,17 @@ import warp as wp
 @wp.func
 def orient3(a: wp.vec3d, b: wp.vec3d, c: wp.vec3d, d: wp.vec3d) -> wp.float64:
     return wp.dot(wp.cross(b - a, c - a), d - a)
+
+
+#: a corner this close to a plane (relative to the corners' reach) lies on it
+TOL = wp.constant(wp.float64(1.0e-6))
+
+
+@wp.func
+def snap(d: wp.float64, tol: wp.float64) -> wp.float64:
+    if wp.abs(d) <= tol:
+        return wp.float64(0.0)
+    return d
 
 
 @wp.func
@@ -127,12 +141,18 @@ def pick_hi(p: wp.vec3d, q: wp.vec3d, k: int) -> wp.vec3d:
 def tri_cut(a0: wp.vec3d, a1: wp.vec3d, a2: wp.vec3d, b0: wp.vec3d, b1: wp.vec3d, b2: wp.vec3d):
     # the cut of two triangles: (1, p, q) with p before q in lexicographic order, or (0, ...)
     zero = wp.float64(0.0)
-    da0 = orient3(b0, b1, b2, a0)
-    da1 = orient3(b0, b1, b2, a1)
-    da2 = orient3(b0, b1, b2, a2)
-    db0 = orient3(a0, a1, a2, b0)
-    db1 = orient3(a0, a1, a2, b1)
-    db2 = orient3(a0, a1, a2, b2)
+    # a corner within the tolerance of the other plane lies on it (coplanar faces off the
+    # axes, whose float32 corners miss the common plane by a rounding)
+    reach = wp.max(wp.max(wp.max(wp.length(a0), wp.length(a1)), wp.length(a2)), wp.length(b0))
+    reach = wp.max(wp.max(reach, wp.length(b1)), wp.length(b2))
+    ta = TOL * reach * wp.length(wp.cross(b1 - b0, b2 - b0))
+    tb = TOL * reach * wp.length(wp.cross(a1 - a0, a2 - a0))
+    da0 = snap(orient3(b0, b1, b2, a0), ta)
+    da1 = snap(orient3(b0, b1, b2, a1), ta)
+    da2 = snap(orient3(b0, b1, b2, a2), ta)
+    db0 = snap(orient3(a0, a1, a2, b0), tb)
+    db1 = snap(orient3(a0, a1, a2, b1), tb)
+    db2 = snap(orient3(a0, a1, a2, b2), tb)
     none = wp.vec3d()
     if (da0 > zero and da1 > zero and da2 > zero) or (da0 < zero and da1 < zero and da2 < zero):
         return 0, none, none

@@ -29,6 +29,17 @@ of a closed mesh counts one crossing; the side of the plane is an orientation te
 float64. A triangle seen edge-on from +z is never crossed. With COUNT=device the other's
 live triangles are ``other_count``.
 
+A piece lying on the other surface (coplanar faces) is not classified by a ray, which
+would graze it: it is flagged 2 where its normal agrees with the normal of the other's
+triangle under it, 3 where they oppose (the node keeps such a piece once, from one
+mesh: the "same/opposite" rule). It lies on triangle v of the other when its three
+corners are within ``1e-6`` of the corners' reach from v's plane (0 on the axes) and
+v's closed projection along its normal's main axis holds the centroid (2x2
+determinants in float64); the triangles of the 27 cells around the centroid's are
+looked at. No piece straddles the rim of the other's faces in its plane: that rim is
+where the other's faces out of the plane touch it, and intersect_pairs lists those
+pairs (their cut lies along the rim), so the split cuts there.
+
 Past the live count (the seed's table): a triangle becomes no triangle (piece_count is 0,
 no piece is written, inside stays -1). Storage buffers: split 7 (tris, start, hits, p0,
 p1, pieces, piece_count), classify 5 (pieces, piece_count, other, grid, inside); one more
@@ -106,6 +117,59 @@ def ray_hits(a: wp.vec3d, b: wp.vec3d, e: wp.vec3d, p: wp.vec3d) -> bool:
     if not (owns(a, bb, p) and owns(bb, ee, p) and owns(ee, a, p)):
         return False
     return wp.dot(wp.cross(bb - a, ee - a), p - a) < wp.float64(0.0)
+
+
+@wp.func
+def axis_of(n: wp.vec3d) -> int:
+    # the axis the normal runs most along: the plane projects without loss onto the others
+    k = wp.int32(0)
+    if wp.abs(n[1]) > wp.abs(n[k]):
+        k = 1
+    if wp.abs(n[2]) > wp.abs(n[k]):
+        k = 2
+    return k
+
+
+@wp.func
+def orient_k(a: wp.vec3d, b: wp.vec3d, c: wp.vec3d, k: int) -> wp.float64:
+    # orient2 in the plane that drops axis k (i, j cyclic after k)
+    i = (k + 1) % 3
+    j = (k + 2) % 3
+    return (b[i] - a[i]) * (c[j] - a[j]) - (b[j] - a[j]) * (c[i] - a[i])
+
+
+@wp.func
+def coplanar_side(
+    x: wp.vec3d, y: wp.vec3d, z: wp.vec3d, c: wp.vec3d, v0: wp.vec3d, v1: wp.vec3d, v2: wp.vec3d
+) -> int:
+    # 2 where piece xyz lies in the plane of triangle v and its centroid c in v (closed),
+    # normals agreeing; 3 the same with normals opposed; 0 otherwise
+    nv = wp.cross(v1 - v0, v2 - v0)
+    nl = wp.length(nv)
+    if not (nl > wp.float64(0.0)):
+        return 0
+    reach = wp.max(wp.max(wp.length(v0), wp.length(v1)), wp.length(v2))
+    reach = wp.max(reach, wp.max(wp.max(wp.length(x), wp.length(y)), wp.length(z)))
+    tol = wp.float64(1.0e-6) * reach * nl  # float32 corners of a plane off the axes
+    if wp.abs(wp.dot(nv, x - v0)) > tol or wp.abs(wp.dot(nv, y - v0)) > tol:
+        return 0
+    if wp.abs(wp.dot(nv, z - v0)) > tol:
+        return 0
+    np_ = wp.cross(y - x, z - x)
+    k = axis_of(nv)
+    s = orient_k(v0, v1, v2, k)
+    if s == wp.float64(0.0):
+        return 0
+    eps = wp.float64(1.0e-9) * wp.abs(s)
+    if orient_k(v0, v1, c, k) * wp.sign(s) < -eps:
+        return 0
+    if orient_k(v1, v2, c, k) * wp.sign(s) < -eps:
+        return 0
+    if orient_k(v2, v0, c, k) * wp.sign(s) < -eps:
+        return 0
+    if wp.dot(np_, nv) > wp.float64(0.0):
+        return 2
+    return 3
 
 
 @wp.kernel
@@ -278,7 +342,30 @@ def intersect_retri(
         cf = f3((d3(pieces[q]) + d3(pieces[q + 1]) + d3(pieces[q + 2])) / wp.float64(3.0))
         c = d3(cf)
         crossings = wp.int32(0)
+        flat = wp.int32(0)
         if usable:
+            # a piece on the other surface: the same or the opposite side, not a ray
+            cx = cell_of(cf[0], origin_x, cell, nx)
+            cy = cell_of(cf[1], origin_y, cell, ny)
+            cz0 = cell_of(cf[2], origin_z, cell, nz)
+            px = d3(pieces[q])
+            py = d3(pieces[q + 1])
+            pz = d3(pieces[q + 2])
+            for dz in range(wp.max(cz0 - 1, 0), wp.min(cz0 + 2, nz)):
+                for dy in range(wp.max(cy - 1, 0), wp.min(cy + 2, ny)):
+                    for dx in range(wp.max(cx - 1, 0), wp.min(cx + 2, nx)):
+                        cc = (dz * ny + dy) * nx + dx
+                        s0 = wp.clamp(grid[cc], wp.int32(cells) + 1, grid.shape[0])
+                        s1 = wp.clamp(grid[cc + 1], s0, grid.shape[0])
+                        for k in range(s0, s1):
+                            u = grid[k]
+                            if flat != 0 or u < 0 or u >= no:
+                                continue
+                            w0 = d3(other[3 * u])
+                            w1 = d3(other[3 * u + 1])
+                            w2 = d3(other[3 * u + 2])
+                            flat = coplanar_side(px, py, pz, c, w0, w1, w2)
+        if usable and flat == 0:
             cx = cell_of(cf[0], origin_x, cell, nx)
             cy = cell_of(cf[1], origin_y, cell, ny)
             cz0 = cell_of(cf[2], origin_z, cell, nz)
@@ -301,7 +388,9 @@ def intersect_retri(
                         continue
                     if ray_hits(d3(v0), d3(v1), d3(v2), c):
                         crossings += 1
-        if crossings % 2 == 1:
+        if flat != 0:
+            inside[wp.int32(slot)] = flat
+        elif crossings % 2 == 1:
             inside[wp.int32(slot)] = 1
         else:
             inside[wp.int32(slot)] = 0

@@ -52,6 +52,8 @@ def update(
     if validity:
         new_v = cfg.validity.replace(**validity)
         for k in validity:
+            if k not in ValidityParams.dynamic_fields():
+                rebuild = True  # road_overlap: a step more or less
             writes.append(("validity", k, getattr(new_v, k), ValidityParams))
         cfg.validity = new_v
     if z_profile:
