@@ -38,8 +38,8 @@ FORBIDDEN = (
 GC_OPTIONS = ("collect", "count", "isrunning", "step")
 
 SETUP = r"""
-local check, py_print, note_error, watch_thread, SANDBOX, CEILING, interval, forbidden_list,
-      gc_list, limits = ...
+local check, py_print, note_error, watch_thread, unwatch_thread, SANDBOX, CEILING, interval,
+      forbidden_list, gc_list, limits = ...
 local sethook, gethook, traceback = debug.sethook, debug.gethook, debug.traceback
 local real_load, real_setmetatable, real_collectgarbage = load, setmetatable, collectgarbage
 local real_pcall, real_xpcall, real_error = pcall, xpcall, error
@@ -66,6 +66,7 @@ local randomseed = math.randomseed
 -- caught either: near the C-stack limit the hook itself cannot run.
 local clock, gate = os.clock, 0.001
 local last, tripped, running = -1, false, false
+local failed = nil  -- the error of a task that failed (see _task): raised again like CEILING
 local killed = real_setmetatable({}, {__mode = "k"})
 local hook
 
@@ -126,10 +127,16 @@ local function overflow(e)
          and (s_find(e, "stack overflow", 1, true) ~= nil or e == "error in error handling")
 end
 
--- what pcall, xpcall and coroutine.resume answer: the ceiling's error and a stack
--- overflow are raised again instead of answered
-local function settle(ok, ...)
+-- raises the ceiling's error, or a failed task's, again once the call was stopped
+local function stopped()
   if tripped then real_error(CEILING, 0) end
+  if failed then real_error(failed, 0) end
+end
+
+-- what pcall, xpcall and coroutine.resume answer: the ceiling's error, a failed task's
+-- and a stack overflow are raised again instead of answered
+local function settle(ok, ...)
+  stopped()
   if not ok and overflow((...)) then real_error((...), 0) end
   return ok, ...
 end
@@ -160,7 +167,7 @@ end
 env.xpcall = function(f, handler, ...)
   if type(handler) ~= "function" then return settle(real_xpcall(f, handler, ...)) end
   return settle(real_xpcall(f, function(e)
-    if tripped or e == CEILING or overflow(e) then return e end
+    if tripped or failed or e == CEILING or overflow(e) then return e end
     return handler(e)
   end, ...))
 end
@@ -173,6 +180,13 @@ local function watch(co)
   if not live[co] then
     live[co] = true
     real_pcall(watch_thread, tostring(co))
+  end
+end
+-- a coroutine that is over is no longer named to the watchdog (first), nor kept alive
+local function unwatch(co)
+  if live[co] then
+    local ok, e = real_pcall(unwatch_thread, tostring(co))
+    if ok then live[co] = nil else real_pcall(note_error, e) end
   end
 end
 local function cocreate(f)
@@ -188,7 +202,7 @@ local function coclose(co)
   return settle(co_close(co))
 end
 local function wrapped(co, ok, ...)
-  if tripped then real_error(CEILING, 0) end
+  stopped()
   if ok then return ... end
   coclose(co)
   real_error((...), 0)
@@ -355,7 +369,7 @@ local function finish(...)
   return ...
 end
 function helpers.run(s1, s2, f, ...)
-  tripped, running = false, true
+  tripped, running, failed = false, true, nil
   seed1, seed2 = s1, s2
   randomseed(s1, s2)
   return finish(xpcall(f, on_error, ...))
@@ -425,6 +439,12 @@ function helpers.make_curve(keys)
 end
 
 helpers.new_handle = new_handle
+
+-- what the task library (_task) builds on; the sandbox never sees this table
+helpers.support = {
+  cocreate = cocreate, coclose = coclose, watch = watch, unwatch = unwatch,
+  stopped = stopped, fail = function(e) failed = e end,
+}
 
 -- answers kind ("py" or "lua"), id, value, release of a handle table, or nil
 function helpers.handle_info(h)

@@ -57,7 +57,7 @@ class Watch:
         self.main = 0
         self.hook: int | None = None
         self.mask = 0
-        self.threads: list[int] = []
+        self.threads: dict[int, None] = {}
         self.due: float | None = None  # monotonic time past which the call is poked
 
     def bind(self, main_thread: int) -> None:
@@ -81,7 +81,12 @@ class Watch:
         """A coroutine the call runs (kept alive by the sandbox until the call is over)."""
         with self.lock:
             if self.due is not None:
-                self.threads.append(address(text))
+                self.threads[address(text)] = None
+
+    def forget_thread(self, text: str) -> None:
+        """A coroutine that is over: it is not poked any more (before Lua lets it go)."""
+        with self.lock:
+            self.threads.pop(address(text), None)
 
     def stop(self) -> None:
         """The call is over: nothing of it is poked any more."""

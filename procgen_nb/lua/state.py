@@ -41,10 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
-import hashlib
-import math
-import re
 import secrets
 import threading
 import time
@@ -61,14 +57,25 @@ from ..errors import (
     LuaSandboxError,
     ParamsError,
 )
-from . import _guards, _lmatch, _sandbox, _watchdog
+from . import _guards, _lmatch, _sandbox, _task, _watchdog
+from ._checks import (
+    DEFAULT_CEILING_MS as DEFAULT_CEILING_MS,
+)
+from ._checks import (
+    MAX_CEILING_MS as MAX_CEILING_MS,
+)
+from ._checks import (
+    _ceiling,
+    _node,
+    _pair,
+    _print,
+    _seed_pair,
+    _short,
+    _trim_traceback,
+)
 from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
 from .values import Handle, _lua_handle
 
-#: The ceiling a call gets when ``ceiling_ms`` is 0 or None.
-DEFAULT_CEILING_MS = 5000.0
-#: The largest ``ceiling_ms`` a call accepts (a day).
-MAX_CEILING_MS = 86_400_000.0
 #: The largest ``hook_interval`` (instructions between two checks of the clock).
 MAX_HOOK_INTERVAL = 1_000_000
 #: The most values a call's results may expand to (a table counts each time it is reached).
@@ -136,6 +143,7 @@ class LuaState:
             _print,
             self._note_error,
             self._watch.thread,
+            self._watch.forget_thread,
             _sandbox.SANDBOX_MARK,
             _sandbox.CEILING_MARK,
             int(hook_interval),
@@ -150,6 +158,10 @@ class LuaState:
         lmatch = real_load(_lmatch.MATCHER, "=procgen_nb.match")()
         limits = self._runtime.table_from(_guards.LIMITS)
         guards(self._helpers.env, self._helpers.poll, limits, lmatch)
+        task_limits = {"fps": _task.FPS, "max_tasks": _task.MAX_TASKS, "max_frame": _task.MAX_FRAME}
+        self._tasks = real_load(_task.TASK, "=procgen_nb.task")(
+            self._helpers.env, self._helpers.support, self._runtime.table_from(task_limits)
+        )
         # token -> column, and column -> {node: token}: a token names a column for one node
         self._columns: weakref.WeakValueDictionary[str, Column] = weakref.WeakValueDictionary()
         self._column_ids: weakref.WeakKeyDictionary[Column, dict] = weakref.WeakKeyDictionary()
@@ -276,6 +288,52 @@ class LuaState:
             raw = self._run(f, lua_args, node, what, seeds)
             return self._results(raw, returns, what, node)
 
+    @property
+    def pending_tasks(self) -> int:
+        """Threads with a resumption scheduled (``task.defer``, ``delay``, ``wait``): tasks
+        that calls left running, which ``step`` resumes as frames pass."""
+        return int(self._tasks.pending())
+
+    @property
+    def task_clock(self) -> float:
+        """The virtual clock of ``task`` in seconds (frames of 1/60 s since the state was
+        made); only the scheduler moves it."""
+        return self._tasks.clock() / _task.FPS
+
+    def step(
+        self, frames: int = 1, *, ceiling_ms: float | None = None, node: str | None = None
+    ) -> int:
+        """Lets ``frames`` frames pass: resumes the tasks calls left running as they fall due.
+
+        The deferred queue runs first, then each frame's timers in the order they were set
+        (the deferred queue running empty after each), under a CPU-time ceiling of its own:
+        a task a call left running is not charged to that call.
+
+        Args:
+            frames: frames of 1/60 s to pass, 0 to run the deferred queue only.
+            ceiling_ms: CPU-time ceiling (5000 when 0 or None).
+            node: the node named in errors.
+
+        Returns:
+            The tasks still scheduled.
+
+        Raises:
+            ParamsError: ``frames`` not a whole number from 0 to 2^31, or a bad ceiling.
+            LuaError: a task raised (the message names it and where its function is).
+            LuaCeilingError: the tasks ran past the ceiling (every scheduled task is dropped).
+        """
+        if isinstance(frames, bool) or not isinstance(frames, int) or not 0 <= frames <= 1 << 31:
+            raise ParamsError(f"frames: expected a whole number from 0 to 2^31, got {frames!r}")
+        with self._lock, self.budget(ceiling_ms, what="task step"):
+            (left,) = self._run(self._tasks.step, (frames,), node, "task step")
+        return int(left)
+
+    def cancel_tasks(self) -> None:
+        """Drops every scheduled task without running any Lua (their ``__close`` handlers
+        do not run)."""
+        with self._lock:
+            self._tasks.clear()
+
     @contextlib.contextmanager
     def budget(self, ceiling_ms: float | None, *, what: str = "cpu.call") -> Iterator[None]:
         """Runs the calls inside under one CPU-time ceiling (``cpu.read``: digest and fn).
@@ -381,6 +439,8 @@ class LuaState:
                 f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
                 f"that are not ({res.reason} at byte {res.start})"
             )
+        if tripped or isinstance(res, UnicodeDecodeError) or not res[0]:
+            self._tasks.clear()  # a call that fails drops every scheduled task
         if tripped or time.thread_time() > span.deadline:
             raise self._ceiling_error(what, node, span)
         if not res[0]:
@@ -510,80 +570,3 @@ class _LuaRelease:
         self._table = None
         if state is not None and table is not None:
             state._release_lua(table)
-
-
-def _pair(res: Any) -> tuple[Any, Any]:
-    if isinstance(res, tuple):
-        return res[0], (res[1] if len(res) > 1 else None)
-    return res, None
-
-
-def _ceiling(ceiling_ms: Any, what: str = "cpu.call") -> float:
-    if ceiling_ms is None or (
-        isinstance(ceiling_ms, int | float) and not isinstance(ceiling_ms, bool) and ceiling_ms == 0
-    ):
-        return DEFAULT_CEILING_MS
-    if (
-        isinstance(ceiling_ms, bool)
-        or not isinstance(ceiling_ms, int | float)
-        or not math.isfinite(ceiling_ms)
-        or not 0 < ceiling_ms <= MAX_CEILING_MS
-    ):
-        raise ParamsError(
-            f"{what} ceiling_ms: expected a finite number of milliseconds from 0 to "
-            f"{MAX_CEILING_MS:.0f} (0 or None for 5000), got {ceiling_ms!r}"
-        )
-    return float(ceiling_ms)
-
-
-@functools.lru_cache(maxsize=1024)
-def _node_seed(node: str | None) -> tuple[int, int]:
-    digest = hashlib.sha256(f"procgen_nb.lua:{node or ''}".encode()).digest()
-    return (
-        int.from_bytes(digest[:8], "little", signed=True),
-        int.from_bytes(digest[8:16], "little", signed=True),
-    )
-
-
-def _seed_pair(node: str | None, seed: Any) -> tuple[int, int]:
-    """The two integers ``math.randomseed`` gets before a call: (seed, 0), or by default
-    two words of the SHA-256 of the node's name (the same in every process)."""
-    if seed is None:
-        return _node_seed(node)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ParamsError(f"seed: expected a whole number or None, got {seed!r}")
-    return (seed + (1 << 63)) % (1 << 64) - (1 << 63), 0
-
-
-def _node(node: str | None) -> str:
-    return repr(node) if node is not None else "<outside a cook>"
-
-
-def _print(text: str) -> None:
-    print(text)
-
-
-def _short(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-_OWN = re.compile(r"procgen_nb\.(sandbox|guards|match):\d+: ")
-
-
-def _trim_traceback(msg: str) -> str:
-    """Drops the sandbox's own frames (the xpcall that runs every call, its wrappers of
-    standard functions) from a traceback, and their positions from the message."""
-    lines = msg.split("\n")
-    for i, line in enumerate(lines):
-        if line.strip() == "[C]: in function 'xpcall'":
-            lines = lines[:i]
-            break
-    kept = [
-        ln
-        for ln in lines[1:]
-        if "procgen_nb.sandbox:" not in ln
-        and "procgen_nb.guards:" not in ln
-        and "procgen_nb.match:" not in ln
-    ]
-    return "\n".join([_OWN.sub("", lines[0]), *kept])
