@@ -35,6 +35,15 @@ class _Step:
 class _StepBuilder:
     """The build methods of ``TrackGenerator`` (a mixin: they read and set its arrays)."""
 
+    def _attr_array(self, name: str) -> wp.array:
+        """A new ``[E*N]`` float32 attribute array; a thread part's is its share of its
+        parent's (the parts of a split call write the parent's arrays)."""
+        E, N = self.config.num_envs, self.config.num_points
+        if self._parent is not None:
+            a = self._offset
+            return self._parent._attrs[name][a * N : (a + E) * N]
+        return wp.zeros(E * N, dtype=float, device=self.ctx.device)
+
     def _param_buffer(self, key: str, pcls: type[Params] | None, values: Params | None):
         def get(name: str) -> wp.array:
             if pcls is None or name not in pcls.dynamic_fields():
@@ -59,9 +68,7 @@ class _StepBuilder:
             def make() -> wp.array:
                 if name not in self._raw_attrs:
                     self._raw_attrs[name] = wp.zeros(E * raw, dtype=float, device=self.ctx.device)
-                    self._attrs[name] = wp.zeros(
-                        E * cfg.num_points, dtype=float, device=self.ctx.device
-                    )
+                    self._attrs[name] = self._attr_array(name)
                 return self._raw_attrs[name]
 
             return make
@@ -136,12 +143,11 @@ class _StepBuilder:
             params = pcls.resolve(None if zp is True else zp) if pcls is not None else None
         except ParamsError as exc:
             raise GeneratorError(f"z_profile: {exc}") from exc
-        E, N = cfg.num_envs, cfg.num_points
 
         def attr_out(name: str) -> Callable[[], wp.array]:
             def make() -> wp.array:
                 if name not in self._attrs:
-                    self._attrs[name] = wp.zeros(E * N, dtype=float, device=self.ctx.device)
+                    self._attrs[name] = self._attr_array(name)
                 return self._attrs[name]
 
             return make
@@ -149,7 +155,7 @@ class _StepBuilder:
         b = StageBuilder(
             stage=stage,
             config=cfg,
-            raw=N,
+            raw=cfg.num_points,
             seed=self.seeds,
             active=self._active,
             outputs={n: attr_out(n) for n in stage.attributes},

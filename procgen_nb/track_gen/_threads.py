@@ -1,8 +1,21 @@
 """Splitting a CPU call's envs across worker threads (``PROCGEN_NB_THREADS``).
 
-Warp runs a CPU launch on one thread and releases the GIL while it runs, so a call whose
-envs are split across T threads (each part a ``TrackGenerator`` over a contiguous share of
-the envs, replaying its own recording) can use T cores; the bytes are those of one thread.
+Warp runs a CPU launch, and a CPU replay, on the calling thread and releases the GIL while
+it runs (its ``ctypes.CDLL`` calls), and each replay packs its kernel arguments on its own
+stack (``apic_cpu_replay_stream``). So a call whose envs are split across T threads can use
+T cores: each part is a ``TrackGenerator`` over a contiguous share of the envs that replays
+its own recording. A part's per-env arrays are views of its parent's (the seeds, the active
+mask, the attempts, the user mask, the tracks and their attributes, valid, reason...), and
+it shares its parent's one-element buffers (the epoch, the mode, the dynamic Params
+fields); so the parent writes the call's inputs as in a one-thread call, the parts write
+their shares of the outputs in place, the parent counts the valid envs, and nothing is
+gathered. The bytes are those of one thread: every kernel works per env (or per point of
+an env), and a part runs the same kernels over its envs.
+
+Only replays run concurrently: a part's first call of a mode records, and Warp's CPU
+capture is global to the device in Python (``Device.is_capturing``), so until every part
+has recorded the mode the parts run one after the other. Modules are loaded by the
+parent's warm-up (the first call, eager) before any part exists.
 """
 
 from __future__ import annotations
@@ -10,11 +23,11 @@ from __future__ import annotations
 import contextvars
 import copy
 import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ParamsError
+from ..errors import GeneratorError, ParamsError, ProcgenError
 from .exec import LaunchContext
 from .ops import _kernels as _k
 
@@ -23,18 +36,31 @@ if TYPE_CHECKING:
     from .config import TrackGenConfig
     from .pipeline import TrackGenerator
 
-#: the fewest envs per worker thread of a split call (below it a split does not pay)
+#: the fewest envs per worker thread of a split call: below it a split does not pay
+#: (measured, see docs/track_gen.md "Worker threads")
 MIN_ENVS_PER_THREAD = 256
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def threads_wanted() -> int:
-    """The worker threads of a CPU call: ``PROCGEN_NB_THREADS`` (1, no split, when unset).
+    """The worker threads of a CPU call: ``PROCGEN_NB_THREADS``, or the cores available
+    (``cores()``) when it is unset or empty. 1 never splits.
 
     Raises:
         ParamsError: a value that is not an integer >= 1.
     """
-    raw = os.environ.get("PROCGEN_NB_THREADS", "").strip() or "1"
+    raw = os.environ.get("PROCGEN_NB_THREADS", "").strip()
+    if not raw:
+        return cores()
     try:
         t = int(raw)
     except ValueError:
@@ -44,60 +70,117 @@ def threads_wanted() -> int:
     return t
 
 
-def in_threads(parts: list[Any], fn: Callable[[Any, int], None], mode: str) -> None:
-    """Runs ``fn(part, i)`` for every part, the first in this thread, the others in the
-    shared pool (each in a copy of this thread's context, so traffic collectors count it).
-    A part's first call of ``mode`` records, and a Warp capture is global to the device:
-    until every part has recorded ``mode`` the parts run one after the other."""
-    if not all(mode in p._plans for p in parts):
-        for i, p in enumerate(parts):
-            fn(p, i)
-        return
+def _get_pool(workers: int) -> ThreadPoolExecutor:
+    """The process's persistent pool, grown (replaced) when it has fewer than ``workers``."""
     global _pool
-    if _pool is None or _pool._max_workers < len(parts) - 1:  # noqa: SLF001
-        _pool = ThreadPoolExecutor(max_workers=max(len(parts) - 1, os.cpu_count() or 1))
-    futs = [
-        _pool.submit(contextvars.copy_context().run, fn, p, i) for i, p in enumerate(parts) if i
-    ]
-    fn(parts[0], 0)
-    for f in futs:
-        f.result()
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < workers:  # noqa: SLF001
+            old, _pool = (
+                _pool,
+                ThreadPoolExecutor(
+                    max_workers=max(workers, cores() - 1), thread_name_prefix="procgen_nb"
+                ),
+            )
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def _part_error(i: int, exc: BaseException) -> BaseException:
+    """The error a failed part raises in the caller: the package's own errors as they are,
+    anything else as a ``GeneratorError`` naming the worker (the original as its cause)."""
+    if isinstance(exc, ProcgenError) or not isinstance(exc, Exception):
+        return exc
+    err = GeneratorError(f"worker thread {i} of a split call: {type(exc).__name__}: {exc}")
+    err.__cause__ = exc
+    return err
+
+
+def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
+    """Runs the call ``mode`` as ``tg``'s parts (``_run(mode)`` each), then counts the valid
+    envs into ``tg.result.valid_count``.
+
+    The first part runs in this thread, the others in the shared pool, each in a copy of
+    this thread's context (so traffic collectors count them). Every part is waited for
+    before an error is raised: the first failed part's (see ``_part_error``).
+    """
+    parts = tg._parts
+    errors: list[tuple[int, BaseException]] = []
+    if not all(mode in p._plans for p in parts):
+        for i, p in enumerate(parts):  # a first call records: one part after the other
+            try:
+                p._run(mode)
+            except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
+                errors.append((i, exc))
+                break
+    else:
+        pool = _get_pool(len(parts) - 1)
+        futs: list[Future[Any]] = [
+            pool.submit(contextvars.copy_context().run, p._run, mode) for p in parts[1:]
+        ]
+        try:
+            parts[0]._run(mode)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append((0, exc))
+        for i, f in enumerate(futs, 1):
+            exc = f.exception()  # waits for the part
+            if exc is not None:
+                errors.append((i, exc))
+    if errors:
+        i, exc = errors[0]
+        raise _part_error(i, exc)
+    res = tg.result
+    tg.ctx.launch(_k._count_k, 1, [res.valid, tg.config.num_envs, res.valid_count])
+    return res
+
+
+def shared_state(part: TrackGenerator) -> dict[str, Any]:
+    """A part's views of its parent's per-env arrays and its parent's shared buffers."""
+    parent, a, E = part._parent, part._offset, part.config.num_envs
+    N = part.config.num_points
+    out: dict[str, Any] = {
+        "_epoch": parent._epoch,
+        "_mode": parent._mode,
+        "_dyn": parent._dyn,
+        "xy": parent.result.xy[a * N : (a + E) * N],
+        "seeds": parent.seeds[a : a + E],
+    }
+    for name in ("_env_seed", "_user_mask", "_attempt", "_active"):
+        out[name] = getattr(parent, name)[a : a + E]
+    for name in ("valid", "reason", "crossings", "turning"):
+        out[name] = getattr(parent.result, name)[a : a + E]
+    return out
 
 
 def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]:
-    """One TrackGenerator per worker thread over a contiguous share of the envs (with
-    those envs' seeds), when ``threads_wanted()`` > 1 on the CPU; none otherwise."""
+    """One part per worker thread over a contiguous share of the envs, when the call is on
+    the CPU, registered (not an override), not HOST, and each of ``threads_wanted()``
+    threads gets at least ``MIN_ENVS_PER_THREAD`` envs (fewer threads otherwise); none when
+    fewer than two threads remain."""
+    if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
+        return []
     E = cfg.num_envs
     T = min(tg._threads or threads_wanted(), E // MIN_ENVS_PER_THREAD)
-    if T < 2 or tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
+    if T < 2:
         return []
-    seeds = cfg.env_seed_values()
     cut = [E * i // T for i in range(T + 1)]
     parts = []
     for a, b in zip(cut, cut[1:], strict=False):
         c = copy.copy(cfg)
-        c.num_envs, c.env_seeds = b - a, seeds[a:b]
+        c.num_envs, c.env_seeds = b - a, cfg.env_seed_values()[a:b]
         part = type(tg).__new__(type(tg))
         part.ctx, part._override, part._threads = LaunchContext("cpu"), None, 1
+        part._parent, part._offset = tg, a
         part._setup(c)
-        part._offset = a
         parts.append(part)
     return parts
 
 
-def gather(tg: TrackGenerator) -> TrackResult:
-    """Copies every part's result into ``tg``'s arrays and counts the valid."""
-    res, N, ctx = tg.result, tg.config.num_points, tg.ctx
-    for p in tg._parts:
-        a, n, r = p._offset, p.config.num_envs, p.result
-        for name in ("valid", "reason", "crossings", "turning"):
-            ctx.copy(getattr(res, name), getattr(r, name), a, 0, n)
-        ctx.copy(tg.seeds, p.seeds, a, 0, n)
-        ctx.copy(res.xy, r.xy, a * N, 0, n * N)
-        for name, arr in tg._attrs.items():
-            ctx.copy(arr, p._attrs[name], a * N, 0, n * N)
-    ctx.launch(_k._count_k, 1, [res.valid, tg.config.num_envs, res.valid_count])
-    return res
-
-
-__all__ = ["MIN_ENVS_PER_THREAD", "build_parts", "gather", "in_threads", "threads_wanted"]
+__all__ = [
+    "MIN_ENVS_PER_THREAD",
+    "build_parts",
+    "cores",
+    "run_parts",
+    "shared_state",
+    "threads_wanted",
+]

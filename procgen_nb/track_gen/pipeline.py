@@ -38,7 +38,7 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
 from ._steps import _Step, _StepBuilder
 from ._threads import MIN_ENVS_PER_THREAD, threads_wanted
 from .config import TrackGenConfig
-from .exec import LaunchContext, _context
+from .exec import LaunchContext, _context, capturing
 from .ops import _kernels as _k
 from .plugin import CaptureClass, registry
 
@@ -51,6 +51,11 @@ class TrackGenerator(_StepBuilder):
         ctx: the launch context to emit through (a new one on ``config.device`` when None).
         generator: a Stage or GeneratorSpec to run instead of looking ``config.generator``
             up in the registry (the conformance kit checks unregistered generators this way).
+        eager_cpu: True runs every CPU call eagerly, as the seed says (each call launches
+            every kernel again); False records on the CPU and replays (measured faster, see
+            docs/track_gen.md); None keeps ``ctx``'s flag (False for a new context). It is
+            the launch context's flag (``self.eager_cpu`` forwards to ``ctx.eager_cpu``), so
+            every generator sharing the context follows it.
 
     Raises:
         GeneratorError: an unknown generator or refused ``generator_params``.
@@ -58,13 +63,20 @@ class TrackGenerator(_StepBuilder):
     """
 
     def __init__(
-        self, config: TrackGenConfig, ctx: LaunchContext | None = None, generator: Any = None
+        self,
+        config: TrackGenConfig,
+        ctx: LaunchContext | None = None,
+        generator: Any = None,
+        eager_cpu: bool | None = None,
     ):
         if not isinstance(config, TrackGenConfig):
             raise ParamsError(f"TrackGenerator config: expected a TrackGenConfig, got {config!r}")
         self.ctx = _context("TrackGenerator ctx", ctx, config.device)
+        if eager_cpu is not None:
+            self.eager_cpu = eager_cpu
         self._override = generator
         self._threads: int | None = None
+        self._parent: TrackGenerator | None = None
         self._setup(config)
 
     # -- construction --------------------------------------------------------------------
@@ -84,30 +96,40 @@ class TrackGenerator(_StepBuilder):
             raise GeneratorError(f"{stage.name} raw_points: expected an integer >= 3, got {raw}")
         self.raw = raw
         dev = self.ctx.device
-        z32 = lambda n, dt=wp.int32: wp.zeros(n, dtype=dt, device=dev)  # noqa: E731
-        self._env_seed = wp.array(np.array(cfg.env_seed_values(), dtype=np.int32), device=dev)
-        self._epoch = wp.full(1, cfg.epoch, dtype=wp.int32, device=dev)
-        self._mode = z32(1)
-        self._user_mask = z32(E)
-        self._attempt = z32(E)
-        self._active = wp.full(E, 1, dtype=wp.int32, device=dev)
-        self.seeds = z32(E)
         self._raw_xy = wp.zeros(E * raw, dtype=wp.vec2, device=dev)
         self._gen_valid = wp.full(E, 1, dtype=wp.int32, device=dev)
         self._arc = ops.ArcScratch.alloc(dev, E, raw, N)
         self._grid = ops.GridScratch.alloc(dev, E, N)
-        xy = wp.zeros(E * N, dtype=wp.vec2, device=dev)
         self._raw_attrs: dict[str, wp.array] = {}
         self._attrs: dict[str, wp.array] = {}
-        self._dyn: dict[tuple[str, str], wp.array] = {}
+        share = _threads.shared_state(self) if self._parent is not None else None
+        if share is None:
+            z32 = lambda n: wp.zeros(n, dtype=wp.int32, device=dev)  # noqa: E731
+            seeds = np.array(cfg.env_seed_values(), dtype=np.int32)
+            share = {
+                "_env_seed": wp.array(seeds, device=dev),
+                "_epoch": wp.full(1, cfg.epoch, dtype=wp.int32, device=dev),
+                "_mode": z32(1),
+                "_user_mask": z32(E),
+                "_attempt": z32(E),
+                "_active": wp.full(E, 1, dtype=wp.int32, device=dev),
+                "seeds": z32(E),
+                "_dyn": {},
+                "xy": wp.zeros(E * N, dtype=wp.vec2, device=dev),
+                **{k: z32(E) for k in ("valid", "reason", "crossings", "turning")},
+            }
+        for name in ("_env_seed", "_epoch", "_mode", "_user_mask", "_attempt", "_active"):
+            setattr(self, name, share[name])
+        self.seeds = share["seeds"]
+        self._dyn: dict[tuple[str, str], wp.array] = share["_dyn"]
         self.result = TrackResult(
-            xy=xy,
-            valid=z32(E),
+            xy=share["xy"],
+            valid=share["valid"],
             attributes=self._attrs,
-            reason=z32(E),
-            crossings=z32(E),
-            turning=z32(E),
-            valid_count=z32(1),
+            reason=share["reason"],
+            crossings=share["crossings"],
+            turning=share["turning"],
+            valid_count=wp.zeros(1, dtype=wp.int32, device=dev),
             num_envs=E,
             num_points=N,
             ctx=self.ctx,
@@ -178,6 +200,8 @@ class TrackGenerator(_StepBuilder):
         return plan
 
     def _run(self, mode: str) -> TrackResult:
+        if self._parts and not (self.ctx._eager() or capturing(self.ctx)):
+            return _threads.run_parts(self, mode)  # the parts replay their shares
         for item in self._plan(mode):
             if isinstance(item, _Step):
                 self._run_step(item, self.ctx)
@@ -191,6 +215,20 @@ class TrackGenerator(_StepBuilder):
         its ``Recording`` objects, and the HOST steps that run eagerly between them. The same
         objects call after call, until a static change rebuilds the pipeline."""
         return {mode: tuple(plan) for mode, plan in self._plans.items()}
+
+    @property
+    def eager_cpu(self) -> bool:
+        """True when CPU calls run eagerly (the seed's behaviour) instead of replaying their
+        recordings; settable, and applied to recordings already made. It is ``ctx.eager_cpu``:
+        every generator sharing the launch context follows it. A split call (worker threads)
+        does not split while it is True."""
+        return self.ctx.eager_cpu
+
+    @eager_cpu.setter
+    def eager_cpu(self, value: bool) -> None:
+        if not isinstance(value, bool | int) or value not in (0, 1):
+            raise ParamsError(f"TrackGenerator eager_cpu: expected True or False, got {value!r}")
+        self.ctx.eager_cpu = bool(value)
 
     @property
     def host_driven(self) -> bool:
@@ -209,9 +247,6 @@ class TrackGenerator(_StepBuilder):
             if epoch != self.config.epoch:
                 self.config.epoch = epoch
                 self.ctx.fill(self._epoch, epoch)
-        if self._parts:
-            _threads.in_threads(self._parts, lambda p, i: p.generate(epoch), "generate")
-            return _threads.gather(self)
         return self._run("generate")
 
     def regenerate(self, mask: Any = None) -> TrackResult:
@@ -232,14 +267,6 @@ class TrackGenerator(_StepBuilder):
             )
         if mask is not None and not isinstance(mask, wp.array):
             mask = mask_values("regenerate mask", mask, E)
-        if self._parts:
-
-            def part(p: TrackGenerator, i: int) -> None:
-                a, n = p._offset, p.config.num_envs
-                p.regenerate(None if mask is None else mask[a : a + n])
-
-            _threads.in_threads(self._parts, part, "regenerate")
-            return _threads.gather(self)
         if mask is None:
             self.ctx.fill(self._mode, 0)
         else:

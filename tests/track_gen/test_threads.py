@@ -1,18 +1,25 @@
-"""PROCGEN_NB_THREADS: a call split across worker threads gives the bytes of one thread."""
+"""PROCGEN_NB_THREADS: a call split across worker threads gives the bytes of one thread.
+
+Reference: the same generator built with ``PROCGEN_NB_THREADS=1`` (one thread, no parts),
+compared array by array, byte for byte.
+"""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
 
-from procgen_nb.errors import ParamsError
-from procgen_nb.track_gen import TrackGenConfig, TrackGenerator, _threads, pipeline
+import procgen_nb
+from procgen_nb.errors import GeneratorError, ParamsError
+from procgen_nb.track_gen import TrackGenConfig, TrackGenerator, _threads, build, pipeline
+from procgen_nb.track_gen.exec import LaunchContext
+from procgen_nb.track_gen.plugin import registry
 
 
 def _arrays(res) -> dict[str, np.ndarray]:
-    out = dict(res.numpy())
-    out.pop("attributes", None)
-    return {k: np.asarray(v) for k, v in out.items()}
+    return {k: np.asarray(v) for k, v in res.numpy().items()}  # attributes by name
 
 
 def _same(a, b) -> None:
@@ -20,10 +27,16 @@ def _same(a, b) -> None:
     assert ra.keys() == rb.keys()
     for k in ra:
         assert ra[k].tobytes() == rb[k].tobytes(), k
+    assert a.num_valid() == b.num_valid()
+
+
+@pytest.fixture
+def small_split(monkeypatch):
+    """Splits from 8 envs per thread (the real threshold is sized for speed, not tests)."""
+    monkeypatch.setattr(_threads, "MIN_ENVS_PER_THREAD", 8)
 
 
 def _pair(monkeypatch, threads: int, **cfg):
-    monkeypatch.setattr(_threads, "MIN_ENVS_PER_THREAD", 8)
     monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
     one = TrackGenerator(TrackGenConfig(device="cpu", **cfg))
     monkeypatch.setenv("PROCGEN_NB_THREADS", str(threads))
@@ -32,35 +45,158 @@ def _pair(monkeypatch, threads: int, **cfg):
     return one, split
 
 
-@pytest.mark.parametrize("name", ["polar", "voronoi", "hull"])
-@pytest.mark.parametrize("threads", [2, 3])
-def test_split_calls_give_the_bytes_of_one_thread(monkeypatch, name, threads):
-    one, split = _pair(monkeypatch, threads, generator=name, num_envs=50, num_points=64, seed=9)
-    _same(one.generate(), split.generate())
-    _same(one.generate(epoch=4), split.generate(epoch=4))
-    _same(one.regenerate(), split.regenerate())
-    mask = np.arange(50) % 3 == 0
-    _same(one.regenerate(mask), split.regenerate(mask))
-    assert one.result.fingerprint() == split.result.fingerprint()
-    assert one.result.num_valid() == split.result.num_valid()
+def _calls(one, split, E: int) -> None:
+    """generate, generate at a new epoch, regenerate (invalid ones) and regenerate(mask),
+    twice each (the first call of a mode records, the second replays in threads)."""
+    for _ in range(2):
+        _same(one.generate(), split.generate())
+        _same(one.generate(epoch=4), split.generate(epoch=4))
+        _same(one.regenerate(), split.regenerate())
+        mask = np.arange(E) % 3 == 0
+        _same(one.regenerate(mask), split.regenerate(mask))
+        _same(one.generate(epoch=0), split.generate(epoch=0))
     np.testing.assert_array_equal(one.seeds.numpy(), split.seeds.numpy())
+    assert one.result.fingerprint() == split.result.fingerprint()
 
 
-def test_split_follows_updates_and_z_profile(monkeypatch):
+@pytest.mark.parametrize("name", registry.available("generator"))
+def test_every_builtin_generator_gives_the_bytes_of_one_thread(monkeypatch, small_split, name):
+    E = 24 if name == "repulsive" else 40
+    one, split = _pair(monkeypatch, 2, generator=name, num_envs=E, num_points=64, seed=9)
+    _calls(one, split, E)
+
+
+@pytest.mark.parametrize("threads", [3, 5])
+def test_uneven_shares_give_the_bytes_of_one_thread(monkeypatch, small_split, threads):
+    one, split = _pair(monkeypatch, threads, generator="hull", num_envs=43, num_points=48)
+    assert [p.config.num_envs for p in split._parts] == [
+        43 * (i + 1) // threads - 43 * i // threads for i in range(threads)
+    ]
+    _calls(one, split, 43)
+
+
+def test_split_follows_updates_and_z_profile(monkeypatch, small_split):
     one, split = _pair(
         monkeypatch, 2, generator="polar", num_envs=40, num_points=32, z_profile=True
     )
     _same(one.generate(), split.generate())
     for tg in (one, split):
-        tg.update(validity={"track_width": 0.0})
+        assert not tg.update(validity={"track_width": 0.0})  # dynamic: no rebuild
+        assert not tg.update(z_profile={"amplitude": 0.3})
     _same(one.generate(), split.generate())  # the z attribute among the arrays compared
-    assert "z" in split.result.numpy()
+    assert "z" in _arrays(split.result)
+    for tg in (one, split):
+        assert tg.update(generator_params={"lobes": 5})  # static: a rebuild, parts and all
+    assert len(split._parts) == 2
+    _calls(one, split, 40)
+
+
+def test_a_course_with_gates_gives_the_bytes_of_one_thread(monkeypatch, small_split):
+    """A course whose gates are placed on the centerline (``arc_length``): its track
+    splits, and the whole course (track, z, gates, placement, validity) is unchanged."""
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
+    one = build(40, num_points=64, seed=2, device="cpu")
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+    split = build(40, num_points=64, seed=2, device="cpu")
+    assert len(split.track._parts) == 2 and not one.track._parts
+    for epoch in (None, 3, 3, 0):
+        one.generate(epoch)
+        split.generate(epoch)
+        a, b = one.numpy(), split.numpy()
+        assert a.keys() == b.keys()
+        for k in a:
+            assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), k
+        assert one.fingerprint() == split.fingerprint()
+
+
+def test_the_parts_write_the_callers_arrays_in_place(monkeypatch, small_split):
+    """Nothing is gathered: each part's outputs are views of its share of the parent's."""
+    _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
+    res, N = split.result, 32
+    for p in split._parts:
+        a = p._offset
+        assert p.result.xy.ptr == res.xy.ptr + a * N * 8
+        assert p.result.valid.ptr == res.valid.ptr + a * 4
+        assert p.seeds.ptr == split.seeds.ptr + a * 4
+        assert p._epoch is split._epoch and p._dyn is split._dyn
+
+
+def test_a_split_steady_call_replays_in_every_part_and_reads_nothing(monkeypatch, small_split):
+    _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
+    split.generate()
+    split.generate()
+    before = procgen_nb.traffic()
+    split.generate()
+    d = procgen_nb.traffic() - before
+    assert d.replays == 2 and d.readbacks == 0  # one replay per part, counted from the pool
+
+
+def test_eager_and_callers_capture_do_not_split(monkeypatch, small_split):
+    """With ``eager_cpu`` or inside a caller's capture a split generator runs its own
+    one-thread pipeline (eager, or emitted into the capture): the same bytes."""
+    one, split = _pair(monkeypatch, 2, generator="voronoi", num_envs=40, num_points=32)
+    ref = one.generate(epoch=2).fingerprint()
+    split.eager_cpu = True
+    before = procgen_nb.traffic()
+    assert split.generate(epoch=2).fingerprint() == ref
+    assert (procgen_nb.traffic() - before).replays == 0
+    split.eager_cpu = False
+    split.generate(epoch=0)
+    rec = LaunchContext("cpu").record(lambda: split.generate(epoch=2))
+    assert split.result.fingerprint() != ref
+    rec.replay()
+    assert split.result.fingerprint() == ref
+
+
+def test_an_error_in_a_worker_thread_is_the_packages_error(monkeypatch, small_split):
+    """A part that fails in the pool raises in the caller, after every part has finished:
+    the package's own errors as they are, others as a GeneratorError naming the worker."""
+    _, split = _pair(monkeypatch, 3, generator="polar", num_envs=40, num_points=32)
+    split.generate()
+    split.generate()  # every part has recorded: the next calls run in the pool
+    ran = []
+    first = split._parts[0]
+    monkeypatch.setattr(first, "_run", lambda mode: ran.append(0) or time_sleep(0.05))
+
+    def boom(mode):
+        raise RuntimeError("CPU graph replay failed")
+
+    monkeypatch.setattr(split._parts[2], "_run", boom)
+    with pytest.raises(GeneratorError, match="worker thread 2 of a split call: RuntimeError"):
+        split.generate()
+    assert ran == [0]
+
+    def refused(mode):
+        raise ParamsError("a refused value")
+
+    monkeypatch.setattr(split._parts[1], "_run", refused)
+    with pytest.raises(ParamsError, match="a refused value"):
+        split.generate()
+
+
+def time_sleep(s: float) -> None:
+    import time
+
+    time.sleep(s)
+
+
+def test_default_is_the_cores_available(monkeypatch):
+    monkeypatch.delenv("PROCGEN_NB_THREADS", raising=False)
+    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert pipeline.threads_wanted() == _threads.cores() == want
+    monkeypatch.setenv("PROCGEN_NB_THREADS", " ")
+    assert pipeline.threads_wanted() == want
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "3")
+    assert pipeline.threads_wanted() == 3
 
 
 def test_small_calls_and_bad_values(monkeypatch):
     monkeypatch.setenv("PROCGEN_NB_THREADS", "4")
+    n = pipeline.MIN_ENVS_PER_THREAD
     tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=16, num_points=32))
     assert tg._parts == []  # fewer envs than MIN_ENVS_PER_THREAD per thread: one thread
+    tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=3 * n, num_points=8))
+    assert len(tg._parts) == 3  # as many threads as get MIN_ENVS_PER_THREAD each
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("PROCGEN_NB_THREADS", bad)
         with pytest.raises(ParamsError, match="PROCGEN_NB_THREADS"):
