@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,10 @@ class TrackResult:
         reason: ``[E]`` int32 bits of why an env is invalid (see ``REASONS``).
         crossings: ``[E]`` int32 crossing segment pairs. turning: ``[E]`` int32 turning numbers.
         valid_count: ``[1]`` int32 number of valid envs (the live count).
+
+    The pipeline's validity stage only asks whether a loop crosses itself (it stops at the
+    first crossing); reading ``crossings`` counts every pair of the envs found crossing (one
+    launch over the envs, nothing read back), so it always holds the full counts.
     """
 
     xy: wp.array
@@ -34,6 +39,11 @@ class TrackResult:
     ctx: Any = dataclasses.field(repr=False, default=None)
     _metric_arrays: dict[str, Any] = dataclasses.field(
         repr=False, compare=False, default_factory=dict
+    )
+    #: launches the count of the crossing envs into ``crossings`` (set by the pipeline when
+    #: its validity stage stops at the first crossing); None: ``crossings`` holds the counts
+    _count_crossings: Callable[[], None] | None = dataclasses.field(
+        repr=False, compare=False, default=None
     )
 
     def __getitem__(self, name: str) -> wp.array:
@@ -87,6 +97,23 @@ class TrackResult:
         return h.hexdigest()
 
 
+def _get_crossings(self: TrackResult) -> wp.array:
+    count = getattr(self, "_count_crossings", None)
+    if count is not None:
+        count()
+    return self._crossings
+
+
+def _set_crossings(self: TrackResult, value: wp.array) -> None:
+    self._crossings = value
+
+
+# a property over the dataclass field: the generated __init__ assigns through the setter
+TrackResult.crossings = property(  # type: ignore[assignment]
+    _get_crossings, _set_crossings, doc="``[E]`` int32 crossing segment pairs (full counts)"
+)
+
+
 #: what each bit of ``TrackResult.reason`` means
 REASONS = {
     1: "rejected by the generator",
@@ -95,6 +122,7 @@ REASONS = {
     8: "turning number not +-1",
     16: "turn radius below min_turn_radius",
     32: "clearance below track_width",
+    64: "road surface overlaps itself (road_overlap)",
 }
 
 

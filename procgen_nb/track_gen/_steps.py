@@ -18,10 +18,12 @@ from ..errors import GeneratorError, ParamsError
 from ..params import Params
 from . import ops
 from ._param_buffers import param_dtype, param_value
+from ._road import road_check
 from ._spec_stage import as_stage
 from .config import TrackGenConfig, ValidityParams
 from .exec import StageBuilder
 from .ops import _kernels as _k
+from .ops._validity import count_crossing_envs
 from .plugin import CaptureClass, Stage, registry
 
 
@@ -173,6 +175,8 @@ class _StepBuilder:
         res, grid = self.result, self._grid
 
         def run(ctx: Any) -> None:
+            # validity only asks "is there a crossing?": the search stops at the first one;
+            # reading res.crossings counts the crossing envs in full (_count_crossings)
             ops.check_tracks(
                 ctx,
                 res.xy,
@@ -183,14 +187,28 @@ class _StepBuilder:
                 width,
                 res.valid,
                 res.reason,
-                res.crossings,
+                res._crossings,
                 res.turning,
                 self._active,
                 self._gen_valid,
+                first_crossing=True,
             )
             ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
 
+        def count_crossings() -> None:
+            count_crossing_envs(self.ctx, res.xy, E, N, res.reason, res._crossings, grid)
+
+        res._count_crossings = count_crossings
         self._steps.append(_Step("validity", CaptureClass.GRAPH, run))
+        if vp.road_overlap:
+            width_now = lambda: self.config.validity.track_width  # noqa: E731 (update() moves it)
+            self._steps.append(
+                _Step(
+                    "validity:road_overlap",
+                    CaptureClass.HOST,
+                    road_check(res, self._active, width_now),
+                )
+            )
 
 
 __all__ = ["_Step", "_StepBuilder"]

@@ -16,25 +16,28 @@ from ..errors import ParamsError
 from ..params import Field, Params
 from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
 
-#: ``validity="drivable"``, times ``TrackGenConfig.scale``: a band ``track_width`` wide around
-#: the centerline does not overlap itself (no pinch: points far apart along the track stay
-#: ``track_width`` apart; no fold: every turn radius is at least half the width, so the
-#: inner edge of a bend does not cross itself). Chosen from ``metrics`` of the built-ins at
-#: their defaults (E=512, N=256): polar and checkpoint keep every track; the corners and
-#: pinches of bezier, hull, voronoi and repulsive are rejected (see notebook 02).
+#: The default validity (``validity=None`` or ``"drivable"``), times ``TrackGenConfig.scale``:
+#: a band ``track_width`` wide around the centerline does not overlap itself (no pinch:
+#: points far apart along the track stay ``track_width`` apart; no fold: every turn radius is
+#: at least half the width, so the inner edge of a bend does not cross itself). Chosen from
+#: ``metrics`` of the built-ins at their defaults (E=512, N=256): polar and checkpoint keep
+#: every track; the corners and pinches of bezier, hull, voronoi and repulsive are rejected
+#: (see notebook 02).
 DRIVABLE = {"track_width": 0.05, "min_turn_radius": 0.025}
 
 
 class ValidityParams(Params):
-    """The validity stage's thresholds (both dynamic: change them without a new recording).
+    """The validity stage's checks. ``min_turn_radius`` and ``track_width`` are dynamic
+    (change them without a new recording); ``road_overlap`` is static.
 
-    Both are off (0) by default; ``TrackGenConfig(validity="drivable")`` sets
-    ``DRIVABLE * scale``.
+    The field defaults are ``DRIVABLE`` (for ``scale`` 1); a ``TrackGenConfig`` scales the
+    fields it is not given by its ``scale``. ``{"min_turn_radius": 0, "track_width": 0}``
+    leaves only a closed, simple loop of turning number +-1.
     """
 
     owner = "validity"
     min_turn_radius: float = Field(
-        0.0,
+        DRIVABLE["min_turn_radius"],
         bounds=(0.0, None),
         soft=(0.0, 0.5),
         unit="world",
@@ -42,12 +45,17 @@ class ValidityParams(Params):
         doc="smallest circumradius of three consecutive points (0 disables the check)",
     )
     track_width: float = Field(
-        0.0,
+        DRIVABLE["track_width"],
         bounds=(0.0, None),
         soft=(0.0, 0.5),
         unit="world",
         dynamic=True,
         doc="points more than pi*width/2 apart along the track must be width apart (0 disables)",
+    )
+    road_overlap: bool = Field(
+        False,
+        doc="also reject a track whose road (the ribbon at track_width, triangulated) overlaps "
+        "itself; a host step, slower (see track_gen._road)",
     )
 
 
@@ -69,9 +77,10 @@ class TrackGenConfig:
         seed: the seed of env 0 (env ``e`` uses ``seed + e`` unless ``env_seeds``).
         epoch: mixed into every env's base seed; change it for new tracks.
         env_seeds: optional explicit seed per env (length ``num_envs``).
-        validity: the validity stage's ``ValidityParams`` (dict, instance or None: both checks
-            off), or ``"drivable"``: ``DRIVABLE * scale``, a track a car ``track_width`` wide
-            can drive.
+        validity: the validity stage's ``ValidityParams``: None or ``"drivable"`` (the
+            default: ``DRIVABLE * scale``, a track a car ``track_width`` wide can drive), a
+            dict (the fields it names; the others ``DRIVABLE * scale``), or an instance (as
+            it is, not scaled).
         z_profile: None/False for flat tracks, True or a dict of ``ZProfile.Params`` fields
             for a per-point ``"z"`` attribute.
 
@@ -109,9 +118,12 @@ class TrackGenConfig:
                     "TrackGenConfig.validity: expected 'drivable', a ValidityParams, a dict or "
                     f"None, got {self.validity!r}"
                 )
-            self.validity = ValidityParams(**{k: v * self.scale for k, v in DRIVABLE.items()})
-        else:
-            self.validity = ValidityParams.resolve(self.validity)
+            self.validity = None
+        if not isinstance(self.validity, ValidityParams):
+            if self.validity is not None and not isinstance(self.validity, Mapping):
+                ValidityParams.resolve(self.validity)  # raises, naming what it expects
+            scaled = {k: v * self.scale for k, v in DRIVABLE.items()}
+            self.validity = ValidityParams(**{**scaled, **dict(self.validity or {})})
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""

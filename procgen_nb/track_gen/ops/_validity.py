@@ -9,6 +9,7 @@ import warp as wp
 from . import _kernels as _k
 from ._checks import BUILD, need_array, need_masks, need_size
 from ._scratch import GridScratch, _check_grid
+from ._validity_kernels import _count_flagged_k, _mark_k
 
 
 def self_intersections(
@@ -162,6 +163,56 @@ def check_tracks(
     )
 
 
+def count_crossing_envs(
+    ctx: Any,
+    xy: wp.array,
+    num_envs: int,
+    num_points: int,
+    reason: wp.array,
+    crossings: wp.array,
+    scratch: GridScratch,
+) -> None:
+    """Completes an early-exit ``check_tracks`` (``first_crossing=True``): counts every
+    crossing pair of the envs whose ``reason`` has the self-intersecting bit (and not the
+    not-closed one) into ``crossings``; the other envs keep their value (0 there). The
+    counts equal those of ``check_tracks`` in its counting mode, and recounting is harmless.
+
+    Raises:
+        ParamsError: a scratch that is not a ``GridScratch`` for these sizes, or an array
+            of the wrong dtype or too short.
+    """
+    op = "count_crossing_envs"
+    E = need_size(op, "num_envs", num_envs)
+    N = need_size(op, "num_points", num_points, 3)
+    scratch = _check_grid(op, scratch, E, N, chains_only=True)
+    need_array(op, "xy", xy, wp.vec2, E * N, f"[num_envs*num_points] vec2; {BUILD}")
+    for name, arr in (("reason", reason), ("crossings", crossings)):
+        need_array(op, name, arr, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    ctx.launch(_count_flagged_k, E, [xy, N, reason, *_chains(scratch), crossings])
+
+
+def mark_rejected(
+    ctx: Any,
+    hit: wp.array,
+    num_envs: int,
+    bit: int,
+    valid: wp.array,
+    reason: wp.array,
+    active: wp.array,
+) -> None:
+    """Adds a host-decided check to the validity stage's verdicts: each active env with
+    ``hit[e] != 0`` gets ``bit`` in its ``reason`` and ``valid[e] = 0``.
+
+    Raises:
+        ParamsError: an array of the wrong dtype or too short.
+    """
+    op = "mark_rejected"
+    E = need_size(op, "num_envs", num_envs)
+    for name, arr in (("hit", hit), ("valid", valid), ("reason", reason), ("active", active)):
+        need_array(op, name, arr, wp.int32, E, f"[num_envs] int32; {BUILD}")
+    ctx.launch(_mark_k, E, [hit, active, int(bit), valid, reason])
+
+
 def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: wp.array) -> None:
     """Writes each loop's turning number: the signed count of times its tangent passes the
     +x direction (equal to the summed exterior angles / 2 pi, without trigonometry).
@@ -177,4 +228,11 @@ def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: 
     ctx.launch(_k._turning_number_k, E, [xy, N, out])
 
 
-__all__ = ["check_tracks", "is_simple", "self_intersections", "turning_number"]
+__all__ = [
+    "check_tracks",
+    "count_crossing_envs",
+    "is_simple",
+    "mark_rejected",
+    "self_intersections",
+    "turning_number",
+]

@@ -21,6 +21,7 @@ SELF_INTERSECTING = wp.constant(4)
 TURNING = wp.constant(8)
 RADIUS = wp.constant(16)
 CLEARANCE = wp.constant(32)
+ROAD_OVERLAP = wp.constant(64)
 
 
 @wp.kernel
@@ -39,6 +40,43 @@ def _self_intersections_k(
     out[e] = _ring_crossings(
         xy, e * n, n, chain, chain_n, order, key, bucket, e * n, e * (n + 1), first_only
     )
+
+
+@wp.kernel
+def _count_flagged_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    reason: wp.array(dtype=wp.int32),
+    chain: wp.array(dtype=wp.int32),
+    chain_n: wp.array(dtype=wp.int32),
+    order: wp.array(dtype=wp.int32),
+    key: wp.array(dtype=float),
+    bucket: wp.array(dtype=wp.int32),
+    out: wp.array(dtype=wp.int32),
+):
+    # the full count of the envs an early-exit validity stage found crossing (the others
+    # hold 0 already); the same search as _validity_k's, so the same counts
+    e = wp.tid()
+    r = reason[e]
+    if (r & SELF_INTERSECTING) != 0 and (r & NOT_CLOSED) == 0:
+        out[e] = _ring_crossings(
+            xy, e * n, n, chain, chain_n, order, key, bucket, e * n, e * (n + 1), 0
+        )
+
+
+@wp.kernel
+def _mark_k(
+    hit: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    bit: int,
+    valid: wp.array(dtype=wp.int32),
+    reason: wp.array(dtype=wp.int32),
+):
+    # a host-decided check: sets ``bit`` in the reason of each active env it rejects
+    e = wp.tid()
+    if active[e] != 0 and hit[e] != 0:
+        reason[e] = reason[e] | bit
+        valid[e] = 0
 
 
 @wp.kernel

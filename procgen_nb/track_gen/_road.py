@@ -1,0 +1,61 @@
+"""The validity stage's road-overlap check (``ValidityParams(road_overlap=True)``).
+
+The road of a track is its centerline's ribbon at ``track_width``, triangulated
+(``procgen_nb.mesh.road_mesh``); it overlaps when two triangles of non-adjacent quads
+overlap in the plane (``procgen_nb.mesh.road_overlap_batch``). That catches what the point
+checks can miss between samples: a pinch where the two edges of the road meet while the
+centerline does not cross. It runs on the host side of the mesh library (road meshes and the
+triangle grid are built with NumPy, one intersect_pairs launch tests every road), so the
+check is a HOST step after the recorded validity stage: the pipeline reads the centerlines
+back each call, it no longer replays as one recording, and it does not split across threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ._result import TrackResult
+from .ops import _kernels as _k
+from .ops._validity import mark_rejected
+
+#: the reason bit of the check (``REASONS``)
+ROAD_OVERLAP = 64
+#: the not-closed bit: such a loop has no road to test
+_NOT_CLOSED = 2
+
+
+def road_check(
+    res: TrackResult, active: wp.array, width: Callable[[], float]
+) -> Callable[[Any], None]:
+    """Returns the HOST step's ``run(ctx)``: reads the loops back, tests the road of each
+    active closed env at ``width()`` (the current ``track_width``; 0 skips the test), sets
+    ``ROAD_OVERLAP`` in the reason of each overlapping env, clears its ``valid`` and counts
+    the valid envs again."""
+    E, N = res.num_envs, res.num_points
+
+    def run(ctx: Any) -> None:
+        from .. import mesh
+
+        w = float(width())
+        hit = np.zeros(E, np.int32)
+        if w > 0.0:
+            with ctx.host():
+                xy = ctx.readback(res.xy).reshape(E, N, 2)
+                reason = ctx.readback(res.reason)
+                act = ctx.readback(active)
+            ok = (act != 0) & ((reason & _NOT_CLOSED) == 0)
+            if ok.any():
+                hit[ok] = mesh.road_overlap_batch(xy[ok], w, device=ctx.device)
+        mark_rejected(
+            ctx, ctx.upload(hit, wp.int32), E, ROAD_OVERLAP, res.valid, res.reason, active
+        )
+        ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
+
+    return run
+
+
+__all__ = ["ROAD_OVERLAP", "road_check"]
