@@ -33,7 +33,7 @@ def test_kernel_params_are_found_by_a_cook_and_only_literals_are_offered():
     assert {"keep.inside.center_x", "keep.inside.center_y", "kept.gather.TYPE"} <= set(kp)
     assert not {"keep.inside.radius", "keep.inside.SHAPE", "keep.inside.inner"} & set(kp)
     assert "keep.compact.COUNT" not in kp  # COUNT follows the domain, it is no parameter
-    assert kp["kept.gather.TYPE"].choices[0] == "f32" and "vec2" in kp["kept.gather.TYPE"].choices
+    assert kp["kept.gather.TYPE"].choices == ["vec2"]  # gathers vec2 points: only vec2 binds
     assert kp["keep.inside.center_x"].type is float
     assert g.values["keep.inside.center_x"] == 0.0 and g.values["kept.gather.TYPE"] == "vec2"
     assert set(kp) <= set(g.params())
@@ -126,3 +126,61 @@ def test_a_specialize_override_leaves_out_uniforms_its_variant_does_not_declare(
     assert abs(flagged(g.cook()) - ring) <= 1  # the ring's inner edge: < or <= in float32
     r = g.cook(params={"keep.inside.SHAPE": "disk"})  # disk declares no inner: left out
     assert flagged(r) == inside(0.6)
+
+
+def _cooks(build, override: dict) -> bool:
+    """True when a fresh graph cooks with ``override`` after a first cook (the runtime's
+    own binding checks are the reference)."""
+    g = build()
+    g.cook()
+    try:
+        g.cook(params=override)
+    except pg.ProcgenError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["kept.gather.TYPE", "offsets.scan.TYPE", "offsets.scan.SEGMENTS", "keep.inside.SHAPE"],
+)
+def test_an_option_offers_exactly_the_choices_that_bind(key):
+    """Seed-derived rule (issue 11, item 3): "a TYPE-like option offers only the choices
+    that can bind to the columns given". Every choice the schema lists is tried on a fresh
+    graph: the offered ones cook, the others are refused by device.kernel."""
+    g = build_demo_graph() if key != "keep.inside.SHAPE" else literal_graph()
+    g.cook()
+    kp = g.kernel_params()
+    offered = kp[key].choices
+    node, site, opt = key.split(".")
+    every = pg.asset.resolve(f"procgen/{site}", "computeShader").spec.option_names()[opt]
+    build = build_demo_graph if key != "keep.inside.SHAPE" else literal_graph
+    cooks = [c for c in every if _cooks(build, {key: c})]
+    assert offered == cooks
+    if key == "kept.gather.TYPE":  # vec2 points: f32, i32, u32, vec3 and vec4 cannot bind
+        assert offered == ["vec2"]
+    if key == "offsets.scan.TYPE":  # i32 flags: read as i32, or cast by value to f32
+        assert offered == ["i32", "f32"]
+    if key == "offsets.scan.SEGMENTS":  # device segments need a starts column: none bound
+        assert offered == ["plain"]
+    if key == "keep.inside.SHAPE":  # no binding depends on it: every shape
+        assert offered == list(every)
+
+
+def test_bindable_choices_follow_the_columns_bound():
+    import warp as wp
+
+    from procgen_nb._kernel_params import bindable_choices
+
+    spec = pg.asset.resolve("procgen/gather", "computeShader").spec
+    idx = wp.zeros(4, dtype=wp.int32)
+    f32 = pg.Column(wp.zeros(4, dtype=wp.float32))
+    vec3 = pg.Column(wp.zeros(4, dtype=wp.vec3f))
+
+    def offered(src, given="f32"):
+        return bindable_choices(spec, "TYPE", {"TYPE": given}, {"src": src, "idx": idx})
+
+    assert offered(f32) == ["f32", "i32", "u32"]  # one lane: cast by value
+    assert offered(vec3, "vec3") == ["vec3"]
+    # src given through columns=: the same rule
+    assert bindable_choices(spec, "TYPE", {"TYPE": "vec3"}, {"idx": idx}, {"src": vec3}) == ["vec3"]

@@ -313,7 +313,11 @@ def kernel(
             given.setdefault(name, value)
     if scope is not None:
         observed = {k: v for k, v in given.items() if k in variant.uniforms}
-        scope.kernel_calls.append((site, ref.identity, observed, observed_spec, names))
+        # what was bound travels too: a graph offers only the options that can bind it
+        bound = (dict(bind), columns)
+        scope.kernel_calls.append(
+            (site, ref.identity, observed, observed_spec, names, ref.spec, bound)
+        )
         given.update({k: v for k, v in overrides.items() if k in variant.uniforms})
     auto = {"zero_n": dom.n, "count": dom.number if dom.number is not None else dom.n}
     if scope is not None:

@@ -40,10 +40,11 @@ class GraphTarget(Target):
 
     def refresh(self) -> bool:
         """Takes the graph's parameters again; True when a cook found new ones (the
-        kernel-level parameters appear after the graph's first cook)."""
+        kernel-level parameters appear after the graph's first cook) or changed the
+        choices of one (the options that bind the columns given)."""
         fields = {k: dataclasses.replace(f, name=k) for k, f in self.graph.params().items()}
         old = getattr(self, "params_class", None)
-        if old is not None and list(old.fields()) == list(fields):
+        if old is not None and _shape(old.fields()) == _shape(fields):
             return False
         self.params_class = params_class("GraphParams", fields, self.name)
         kernel_params = getattr(self.graph, "kernel_params", None)
@@ -118,3 +119,9 @@ class GraphTarget(Target):
             f"params = {_literal(values, '')}\n"
             "result = graph.cook(params=params)\n"
         )
+
+
+def _shape(fields: Any) -> list[tuple[str, Any]]:
+    """What a form shows of the fields: their names and choices (a cook that binds other
+    columns changes the choices of a kernel's options)."""
+    return [(k, None if f.choices is None else list(f.choices)) for k, f in dict(fields).items()]

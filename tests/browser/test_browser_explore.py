@@ -10,8 +10,9 @@ file browser open, runs all cells. Then, in the browser and in the notebook's ow
 * hovering an env shows its metrics; a click draws it large; Escape goes back;
 * moving the graph view's ``keep.radius`` slider changes the picture and the kept count
   (the dead-slider case), against NumPy;
-* a failed cook (gather TYPE f32 on vec2 points) greys the picture with the message under
-  that control; the next valid edit recovers;
+* the kernel-level gather TYPE offers only vec2 (what binds the vec2 points); a failed
+  cook (a node's own choice making gather read f32 from the vec2 points) greys the picture
+  with the message under that control; the next valid edit recovers;
 * "Copy as code" copies exactly the values in effect in the kernel.
 
 Screenshots are kept under ``artifacts/``. Every wait is bounded. Skipped, with the reason,
@@ -213,23 +214,23 @@ def test_a_failed_cook_is_recovered_by_the_next_valid_edit(session):
     page, client = session
     view = _view(page, 2)
     root = view.locator(".procgen-canvas")
-    kept = view.locator(".procgen-section", has_text="kept").last
-    kept.locator(
-        ".procgen-kernel-section .jupyter-widget-Collapse-header, .lm-Accordion-title, .p-Accordion-title, .widget-accordion .jupyter-widgets-accordion-title"
-    ).first.click()
-    select = kept.locator(".widget-dropdown select").first
-    select.wait_for(state="visible")
-    if "f32" not in select.evaluate("el => [...el.options].map(o => o.value)").__str__():
-        pytest.skip("the graph no longer offers gather TYPE f32 (nothing to fail)")
-    select.select_option(label="f32")
+    # the kernel-level TYPE offers only what binds the vec2 points: vec2 alone
+    offered = _kernel(client, "graph_view.form.controls['kept.gather.TYPE'].field.choices")
+    assert offered == ["vec2"]
+    # a node's own choice (again.element = f32) still asks gather for what cannot bind
+    again = view.locator(".procgen-section", has_text="again").last
+    buttons = again.locator(".widget-toggle-buttons button")
+    buttons.first.wait_for(state="visible")
+    again.locator(".widget-toggle-buttons button", has_text="f32").first.click()
     page.wait_for_function("el => el.classList.contains('pc-stale')", arg=root.element_handle())
-    msg = kept.locator(".procgen-control-error").first
+    msg = again.locator(".procgen-control-error").first
     page.wait_for_function(
         "el => el.textContent.includes('did not cook')", arg=msg.element_handle()
     )
-    assert "TYPE = 'f32' did not cook: expected" in msg.inner_text()
+    assert "element = 'f32' did not cook: expected" in msg.inner_text()
     view.screenshot(path=str(ARTIFACTS / "browser_explore_failed.png"))
-    assert select.evaluate("el => el.options[el.selectedIndex].text") == "vec2"
+    active = again.locator(".widget-toggle-buttons button.mod-active").first
+    page.wait_for_function("el => el.textContent.trim() === 'vec2'", arg=active.element_handle())
     before = _seq(root)
     slider = view.locator(".widget-slider", has_text="radius").first
     _press(page, slider, "ArrowLeft", 2)

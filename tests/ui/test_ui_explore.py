@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from ui_fake_target import FakeParams, fake_tracks
 
-from procgen_nb import CookError
-from procgen_nb.demo import build_demo_graph
+from procgen_nb import CookError, node, ops
+from procgen_nb.demo import GATHER, build_demo_graph
 from procgen_nb.errors import ParamsError
 from procgen_nb.params import Field, Params
 from procgen_nb.ui import ExploreView, FunctionTarget, explore
@@ -344,22 +344,33 @@ def test_explore_a_graph_that_never_cooked_shows_kernel_params_after_its_first_c
         v.close()
 
 
+@node(params={"as_type": Field("vec2", choices=["vec2", "f32"], doc="gathered as")})
+def _gathered(points, keep, as_type):
+    """Passes gather's TYPE from its own parameter: f32 cannot bind the vec2 points."""
+    return ops.device.kernel(
+        kernel=GATHER,
+        specialize={"TYPE": as_type},
+        bind={"src": points, "idx": keep["indices"]},
+        domain=keep["indices"],
+    )["columns"]["dst"]
+
+
 def test_a_failed_graph_cook_is_local_and_the_next_edit_recovers():
-    """The issue's case: gather's TYPE set to f32 on vec2 points cannot bind; the view says
-    so under that control, and moving keep.radius afterwards cooks (NumPy counts)."""
+    """The issue's case: gather's TYPE = f32 on vec2 points cannot bind (a kernel-level
+    TYPE no longer offers it, so a node parameter passes it here); the view says so under
+    that control, and moving keep.radius afterwards cooks (NumPy counts)."""
     g = build_demo_graph()
+    g.add("picked", _gathered, points="points", keep="keep")
     v = explore(g, min_interval=0.0)
     try:
         v.wait(60)
-        key = "kept.gather.TYPE"
-        if key not in v.form.controls or "f32" not in v.form.controls[key].field.choices:
-            pytest.skip("the graph no longer offers gather.TYPE = f32 (nothing to fail)")
+        key = "picked.as_type"
         cooks = v.cooks
         v.form.widget(key).value = "f32"
         v.wait(60)
         assert v.cooks == cooks + 1 and v.error
         msg = v.form.controls[key].message.value
-        assert "TYPE = &#x27;f32&#x27; did not cook: expected" in msg
+        assert "= &#x27;f32&#x27; did not cook: expected" in msg
         assert v.canvas.stale and v.value.to_dict()[key] == "vec2"
         v.form.widget("keep.radius").value = 0.3
         frame = v.wait(60)
