@@ -390,12 +390,77 @@ def numpy_turning(xy: np.ndarray) -> np.ndarray:
     return np.rint(ang.sum(1) / (2 * np.pi)).astype(int)
 
 
+def numpy_closed(xy: np.ndarray) -> np.ndarray:
+    """Every point finite and every segment (the closing one too) of positive length,
+    [E, N, 2] -> [E] bool."""
+    seg = np.hypot(*(np.roll(xy, -1, axis=1) - xy).transpose(2, 0, 1))
+    return np.isfinite(xy).all(axis=(1, 2)) & (seg > 0).all(axis=1)
+
+
+def numpy_radius_ok(xy: np.ndarray, r_min: float) -> np.ndarray:
+    """Every circumradius of three consecutive points ``|ab| |bc| |ca| / (2 |ab x ac|)`` is at
+    least ``r_min`` (0: no check), [E, N, 2] -> [E] bool."""
+    if r_min <= 0:
+        return np.ones(len(xy), bool)
+    p = np.asarray(xy, np.float64)
+    a, c = np.roll(p, 1, axis=1), np.roll(p, -1, axis=1)
+    ab, bc, ca = p - a, c - p, a - c
+    cross = np.abs(ab[..., 0] * (c - a)[..., 1] - ab[..., 1] * (c - a)[..., 0])
+    prod = np.hypot(*ab.transpose(2, 0, 1)) * np.hypot(*bc.transpose(2, 0, 1))
+    prod *= np.hypot(*ca.transpose(2, 0, 1))
+    return ~(prod < 2 * r_min * cross).any(axis=1)
+
+
+def numpy_clearance_ok(xy: np.ndarray, width: float) -> np.ndarray:
+    """Points more than ``pi * width / 2`` apart along the loop (index distance times the
+    mean spacing) are at least ``width`` apart (0: no check), [E, N, 2] -> [E] bool.
+
+    One ``shapely.STRtree`` over every point of every loop (loop e shifted far along x, so
+    loops never meet) gives the pairs within ``width`` (``dwithin``); the pairs close along
+    the loop are dropped.
+    """
+    import shapely
+
+    e, n = xy.shape[:2]
+    if width <= 0:
+        return np.ones(e, bool)
+    p = np.asarray(xy, np.float64)
+    h = np.hypot(*(np.roll(p, -1, axis=1) - p).transpose(2, 0, 1)).sum(1) / n
+    span = np.abs(p).max() * 4 + 4 * width
+    shifted = p + np.stack([span * np.arange(e), np.zeros(e)], -1)[:, None]
+    pts = shapely.points(shifted.reshape(-1, 2))
+    i, j = shapely.STRtree(pts).query(pts, predicate="dwithin", distance=width)
+    keep = i < j
+    i, j = i[keep], j[keep]
+    env, di = i // n, np.abs(i % n - j % n)
+    d = np.minimum(di, n - di)
+    q = p.reshape(-1, 2)
+    close = ((q[i] - q[j]) ** 2).sum(1) < width * width
+    bad = close & (d * h[env] > 0.5 * np.pi * width)
+    return np.bincount(env[bad], minlength=e) == 0
+
+
+def numpy_validity(xy: np.ndarray, r_min: float = 0.0, width: float = 0.0) -> np.ndarray:
+    """The validity stage's rule in NumPy and shapely, [E, N, 2] -> [E] bool: closed,
+    simple (``shapely.is_simple``), turning number +-1, turn radius >= ``r_min``, clearance
+    ``width`` (both 0: off)."""
+    ok = numpy_closed(xy)
+    ok &= shapely_simple(xy) & (np.abs(numpy_turning(xy)) == 1)
+    return ok & numpy_radius_ok(xy, r_min) & numpy_clearance_ok(xy, width)
+
+
 def numpy_pipeline(
-    name: str, seeds: np.ndarray, n: int, old: bool = False
+    name: str,
+    seeds: np.ndarray,
+    n: int,
+    old: bool = False,
+    r_min: float = 0.0,
+    width: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The whole reference pipeline for ``name``: generate, resample, validity (shapely for
-    the crossings, an O(N) resampler); ``old``: the former O(N^2) resampler and brute-force
-    crossing loop.
+    the crossings, an O(N) resampler, turn radius ``r_min`` and clearance ``width`` as
+    ``numpy_validity``); ``old``: the former O(N^2) resampler and brute-force crossing loop
+    (and the same radius and clearance checks).
 
     Returns (valid [E] bool, xy [E, n, 2]).
     """
@@ -409,12 +474,13 @@ def numpy_pipeline(
         loops = NUMPY_PORTS[name](seeds, n, salt)
     if not old:
         xy = numpy_resample_loops(loops, n)
-        return shapely_simple(xy) & (np.abs(numpy_turning(xy)) == 1), xy
+        return numpy_validity(xy, r_min, width), xy
     if isinstance(loops, list):
         xy = np.concatenate([numpy_resample_quadratic(lp[None], n) for lp in loops])
     else:
         xy = numpy_resample_quadratic(loops, n)
-    return (numpy_crossings(xy) == 0) & (np.abs(numpy_turning(xy)) == 1), xy
+    ok = numpy_closed(xy) & (numpy_crossings(xy) == 0) & (np.abs(numpy_turning(xy)) == 1)
+    return ok & numpy_radius_ok(xy, r_min) & numpy_clearance_ok(xy, width), xy
 
 
 #: the generators with a NumPy port (the same tracks as the Warp ones)

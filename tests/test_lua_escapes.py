@@ -26,6 +26,9 @@ CEIL = (
     r"expected at most ceiling_ms=(?P<c>[\d.]+) ms of CPU time, got [\d.]+ ms; the call was stopped"
 )
 OVERFLOW = r"Lua error: (\w+:\d+: )?(C )?stack overflow"
+TASK_OVERFLOW = (
+    r"Lua error: task failed: task.spawn of the function defined at escape:1: .*stack overflow"
+)
 
 #: name -> (Lua source of fn, ceiling_ms, returns, {outcome class: message regex} accepted)
 CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
@@ -383,6 +386,82 @@ CASES: dict[str, tuple[str, float | None, list | None, dict[str, str]]] = {
         300,
         None,
         {"LuaCeilingError": CEIL},
+    ),
+    # -- the task library: tasks run under the call's ceiling and memory cap ------------------
+    "task: an endless task.spawn loop": (
+        "function() while true do task.spawn(function() end) end end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: an endless loop spawning endless tasks, under pcall": (
+        "function() while true do pcall(task.spawn, function() while true do end end) end end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: spawning waiting tasks without end": (
+        "function() while true do task.spawn(function() task.wait(1) end) end end",
+        C,
+        None,
+        {"LuaError": r"task.wait: expected at most 10000 scheduled tasks", "LuaCeilingError": CEIL},
+    ),
+    "task: task.wait in a tight loop": (
+        "function() while true do task.wait() end end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: task.wait in a tight loop in a task, the call waiting 1e9 s": (
+        "function() task.spawn(function() while true do task.wait() end end) task.wait(1e9) end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: a deferred task deferring itself without end": (
+        "function() local function f() task.defer(f) end f() task.wait() end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: deep recursion through task.spawn": (
+        "function() local function f(n) task.spawn(f, n + 1) end f(0) end",
+        C,
+        None,
+        {"LuaError": TASK_OVERFLOW, "LuaCeilingError": CEIL},
+    ),
+    "task: deep recursion through task.spawn under pcall, in a loop": (
+        "function() local function f() pcall(task.spawn, f) end while true do f() end end",
+        C,
+        None,
+        {"LuaError": TASK_OVERFLOW, "LuaCeilingError": CEIL},
+    ),
+    "task: a delayed task looping while the call waits on it": (
+        "function() task.delay(0, function() while true do end end) task.wait(1) end",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: equal 32 MB strings compared in a loop, in a deferred task": (
+        """function()
+          local a, b = string.rep('x', 2^25), string.rep('x', 2^25)
+          task.defer(function() while true do local _ = (a == b) end end)
+          task.wait()
+        end""",
+        C,
+        None,
+        {"LuaCeilingError": CEIL},
+    ),
+    "task: memory grown in tasks": (
+        """function()
+          local keep = {}
+          local function grow() keep[#keep + 1] = string.rep('x', 2^20) .. #keep task.defer(grow) end
+          task.spawn(grow)
+          task.wait(1e9)
+        end""",
+        3000,
+        None,
+        {"LuaError": r"not enough memory", "LuaCeilingError": CEIL},
     ),
     # -- the default ceiling: 5000 ms of CPU time ---------------------------------------------
     "a busy loop under the default ceiling": (

@@ -162,9 +162,11 @@ end
 local function resumed(co, ok, ...)
   stopped()  -- the ceiling stopped the call, or another task failed: raise that again
   if not ok then
-    local e = ...
-    local okm, text = pcall(tostring, e)
-    if not okm or type(text) ~= "string" then text = "(an error object)" end
+    local text = ...
+    if type(text) ~= "string" then  -- at the C-stack limit even a pcall fails
+      local okm, t = pcall(tostring, text)
+      text = (okm and type(t) == "string") and t or "(an error object)"
+    end
     local msg = traceback(co, "task failed: " .. name_of(co) .. ": " .. text)
     fail(msg)
     error(msg, 0)
