@@ -12,8 +12,12 @@ or outside the other mesh. The pieces of t are ``pieces[3 * room * t + 3j ..]`` 
 ``j < piece_count[t]``; a triangle with no cut is one piece, itself. A triangle whose
 pieces would pass ``room`` (or the room left in ``pieces``) gets ``piece_count[t] = -1``
 (an overflow: the node refuses or gives more room; the slots of t hold what the split
-wrote before it ran out). A side within ``1e-9`` of a piece's
-size is on the line.
+wrote before it ran out). A corner within ``1e-9`` of the piece's size, or ``1e-6`` of
+the cut's reach (float32 corners off the axes: no sliver pieces), of the cut's line is
+on it. A point where the cut's line meets a piece's edge within ``1e-6`` of the cut's reach from
+an end of the cut is that end, bit for bit (the ends are computed alike in the
+triangles on either side of an edge, the meets are not: the pieces of neighbours then
+share those corners exactly).
 
 STAGE=classify: each piece of live triangle t is flagged ``inside[room * t + j]`` = 1
 when its centroid (rounded to float32) lies inside the other closed mesh ``other`` (a
@@ -74,6 +78,20 @@ def meet(w: wp.vec3d, s: wp.vec3d, x: wp.vec3d, y: wp.vec3d) -> wp.vec3f:
     fx = wp.dot(w, x - s)
     fy = wp.dot(w, y - s)
     return f3(x + (y - x) * (fx / (fx - fy)))
+
+
+@wp.func
+def meet_at(
+    w: wp.vec3d, s: wp.vec3d, e: wp.vec3d, x: wp.vec3d, y: wp.vec3d, near: wp.float64
+) -> wp.vec3f:
+    # meet, an end of the cut within ``near`` taken as it is: the ends have the same bits
+    # in the triangles on either side of an edge they cross, the meets may not
+    r = meet(w, s, x, y)
+    if wp.length(d3(r) - s) <= near:
+        return f3(s)
+    if wp.length(d3(r) - e) <= near:
+        return f3(e)
+    return r
 
 
 @wp.func
@@ -246,6 +264,7 @@ def intersect_retri(
         wl = wp.length(w)
         if not (wl > wp.float64(0.0)):
             continue
+        near = wp.float64(1.0e-6) * wp.max(wp.length(s), wp.length(e))
         m0 = m
         for i in range(m0):
             if m < 0:
@@ -255,7 +274,7 @@ def intersect_retri(
             y = d3(pieces[q + 1])
             z = d3(pieces[q + 2])
             size = wp.max(wp.max(wp.length(y - x), wp.length(z - y)), wp.length(x - z))
-            tol = wp.float64(1.0e-9) * wl * size
+            tol = wl * wp.max(wp.float64(1.0e-9) * size, near)
             sx = side(w, s, x, tol)
             sy = side(w, s, y, tol)
             sz = side(w, s, z, tol)
@@ -277,10 +296,10 @@ def intersect_retri(
             cv = wp.vec3d()
             if sx == 0:
                 cu = x
-                cv = d3(meet(w, s, y, z))
+                cv = d3(meet_at(w, s, e, y, z, near))
             else:
-                cu = d3(meet(w, s, x, y))
-                cv = d3(meet(w, s, x, z))
+                cu = d3(meet_at(w, s, e, x, y, near))
+                cv = d3(meet_at(w, s, e, x, z, near))
             uu = wp.dot(e - s, e - s)
             ta = wp.dot(cu - s, e - s)
             tb = wp.dot(cv - s, e - s)
@@ -294,7 +313,7 @@ def intersect_retri(
                 if m + 1 > fit:
                     m = -1
                     continue
-                r = meet(w, s, y, z)
+                r = meet_at(w, s, e, y, z, near)
                 pieces[q] = f3(x)
                 pieces[q + 1] = f3(y)
                 pieces[q + 2] = r
@@ -308,8 +327,8 @@ def intersect_retri(
                 if m + 2 > fit:
                     m = -1
                     continue
-                rxy = d3(meet(w, s, x, y))
-                rxz = d3(meet(w, s, x, z))
+                rxy = d3(meet_at(w, s, e, x, y, near))
+                rxz = d3(meet_at(w, s, e, x, z, near))
                 pieces[q] = f3(x)
                 pieces[q + 1] = f3(rxy)
                 pieces[q + 2] = f3(rxz)
