@@ -36,9 +36,14 @@ if TYPE_CHECKING:
     from .config import TrackGenConfig
     from .pipeline import TrackGenerator
 
-#: the fewest envs per worker thread of a split call: below it a split does not pay
-#: (measured, see docs/track_gen.md "Worker threads")
-MIN_ENVS_PER_THREAD = 256
+#: the fewest points (envs x ``num_points``) per worker thread of a split call. Below it a
+#: split does not pay: each split call costs 25-40 us of the caller's CPU (the pool's
+#: hand-off, the wait, the valid count) and, with the other cores busy, a worker waits for
+#: one; measured (docs/track_gen.md, "Worker threads"), 8,192 points a thread already gives
+#: 1.85-1.93x on idle cores (thread CPU times) and loses 2-4% on busy ones
+MIN_POINTS_PER_THREAD = 16384
+#: the fewest envs per worker thread of a split call
+MIN_ENVS_PER_THREAD = 8
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -155,12 +160,16 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
 def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]:
     """One part per worker thread over a contiguous share of the envs, when the call is on
     the CPU, registered (not an override), not HOST, and each of ``threads_wanted()``
-    threads gets at least ``MIN_ENVS_PER_THREAD`` envs (fewer threads otherwise); none when
-    fewer than two threads remain."""
+    threads gets at least ``MIN_ENVS_PER_THREAD`` envs and ``MIN_POINTS_PER_THREAD`` points
+    (fewer threads otherwise); none when fewer than two threads remain."""
     if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
         return []
-    E = cfg.num_envs
-    T = min(tg._threads or threads_wanted(), E // MIN_ENVS_PER_THREAD)
+    E, N = cfg.num_envs, cfg.num_points
+    T = min(
+        tg._threads or threads_wanted(),
+        E // MIN_ENVS_PER_THREAD,
+        E * N // MIN_POINTS_PER_THREAD,
+    )
     if T < 2:
         return []
     cut = [E * i // T for i in range(T + 1)]
@@ -178,6 +187,7 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
 
 __all__ = [
     "MIN_ENVS_PER_THREAD",
+    "MIN_POINTS_PER_THREAD",
     "build_parts",
     "cores",
     "run_parts",

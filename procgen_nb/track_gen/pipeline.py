@@ -36,7 +36,7 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
     resolve_params,
 )
 from ._steps import _Step, _StepBuilder
-from ._threads import MIN_ENVS_PER_THREAD, threads_wanted
+from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, threads_wanted
 from .config import TrackGenConfig
 from .exec import LaunchContext, _context, capturing
 from .ops import _kernels as _k
@@ -315,6 +315,7 @@ class TrackGenerator(_StepBuilder):
 
 __all__ = [
     "MIN_ENVS_PER_THREAD",
+    "MIN_POINTS_PER_THREAD",
     "REASONS",
     "TrackGenerator",
     "TrackResult",

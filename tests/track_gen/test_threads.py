@@ -34,6 +34,7 @@ def _same(a, b) -> None:
 def small_split(monkeypatch):
     """Splits from 8 envs per thread (the real threshold is sized for speed, not tests)."""
     monkeypatch.setattr(_threads, "MIN_ENVS_PER_THREAD", 8)
+    monkeypatch.setattr(_threads, "MIN_POINTS_PER_THREAD", 1)
 
 
 def _pair(monkeypatch, threads: int, **cfg):
@@ -191,12 +192,21 @@ def test_default_is_the_cores_available(monkeypatch):
 
 
 def test_small_calls_and_bad_values(monkeypatch):
+    """The measured threshold: a thread gets MIN_POINTS_PER_THREAD points (envs x N) and
+    MIN_ENVS_PER_THREAD envs, or the call has fewer threads (none below two)."""
     monkeypatch.setenv("PROCGEN_NB_THREADS", "4")
-    n = pipeline.MIN_ENVS_PER_THREAD
-    tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=16, num_points=32))
-    assert tg._parts == []  # fewer envs than MIN_ENVS_PER_THREAD per thread: one thread
-    tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=3 * n, num_points=8))
-    assert len(tg._parts) == 3  # as many threads as get MIN_ENVS_PER_THREAD each
+    pts, envs = _threads.MIN_POINTS_PER_THREAD, _threads.MIN_ENVS_PER_THREAD
+    assert (pts, envs) == (16384, 8)
+
+    def parts(E: int, N: int) -> int:
+        return len(TrackGenerator(TrackGenConfig(num_envs=E, num_points=N))._parts)
+
+    assert parts(16, 32) == 0  # a notebook-sized call: one thread
+    assert parts(2 * pts // 64 - 1, 64) == 0
+    assert parts(2 * pts // 64, 64) == 2
+    assert parts(3 * pts // 256, 256) == 3
+    assert parts(8 * pts // 256, 256) == 4  # no more than PROCGEN_NB_THREADS
+    assert parts(3 * envs, pts) == 3  # and at least MIN_ENVS_PER_THREAD envs each
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("PROCGEN_NB_THREADS", bad)
         with pytest.raises(ParamsError, match="PROCGEN_NB_THREADS"):
