@@ -449,6 +449,35 @@ def numpy_validity(xy: np.ndarray, r_min: float = 0.0, width: float = 0.0) -> np
     return ok & numpy_radius_ok(xy, r_min) & numpy_clearance_ok(xy, width)
 
 
+def shapely_road_overlap(xy: np.ndarray, width: float) -> np.ndarray:
+    """Whether each road overlaps itself, [E, N, 2] -> [E] bool, with shapely: the ribbon at
+    ``width`` (each point offset by half the width along the normal of its central tangent),
+    two triangles per quad, and a pair of triangles from quads more than one apart along the
+    loop overlapping with a positive area (``STRtree`` candidates, then intersection areas).
+    One tree per env: slow, for checking the device check on a few envs."""
+    import shapely
+
+    out = np.zeros(len(xy), bool)
+    for e, p in enumerate(np.asarray(xy, np.float64)):
+        n = len(p)
+        t = np.roll(p, -1, 0) - np.roll(p, 1, 0)
+        t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-30)
+        off = np.stack([-t[:, 1], t[:, 0]], 1) * (width / 2)
+        left, right = p + off, p - off
+        j = (np.arange(n) + 1) % n
+        tri = np.concatenate(
+            [np.stack([left, right, right[j]], 1), np.stack([left, right[j], left[j]], 1)]
+        )
+        polys = shapely.polygons(tri)
+        quad = np.r_[np.arange(n), np.arange(n)]
+        a, b = shapely.STRtree(polys).query(polys, predicate="intersects")
+        d = np.abs(quad[a] - quad[b])
+        far = (a < b) & (np.minimum(d, n - d) > 1)
+        area = shapely.area(shapely.intersection(polys[a[far]], polys[b[far]]))
+        out[e] = bool((area > 1e-12).any())
+    return out
+
+
 def numpy_pipeline(
     name: str,
     seeds: np.ndarray,

@@ -395,6 +395,44 @@ def test_coplanar_faces_off_the_axes(device):
         _closed_edges(m, weld=1e-6)  # float32 corners off the axes: closed to a rounding
 
 
+def _zbox(cx, cy, r, th, z0, z1) -> Mesh:
+    """A square prism of half-side r turned by th about z, centred at (cx, cy), z0 to z1."""
+    b = box_mesh((-r, -r, z0), (r, r, z1))
+    c, s = np.cos(th), np.sin(th)
+    turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    return Mesh((b.vertices.astype(np.float64) @ turn.T + [cx, cy, 0]).astype(np.float32), b.faces)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "prism",
+    [
+        (2, 1, 0.75, np.pi / 4, 0, 2),  # both of A's z planes, a diagonal rim on each
+        (2, 1, 0.75, 0.3, 0.5, 2),  # A's top plane
+        (1, 1, 0.5, 0.7, 2, 3),  # standing on A's top, inside its rim: touching only
+        (2, 2, 0.8, np.pi / 4, -1, 2),  # over A's corner, flush with its top
+    ],
+)
+def test_booleans_of_a_box_and_a_turned_prism_sharing_z_planes_against_shapely(device, prism):
+    """The rim of the coplanar overlap runs off the axes inside the shared face: the
+    volumes are the overlap of the two footprints (shapely) times the common height."""
+    shapely = pytest.importorskip("shapely")
+    a, b = box_mesh(*A), _zbox(*prism)
+    z0, z1 = prism[4:]
+    foot_a = shapely.Polygon([(0, 0), (2, 0), (2, 2), (0, 2)])
+    foot_b = shapely.Polygon(b.vertices[[0, 1, 3, 2], :2].astype(np.float64))
+    inter = foot_a.intersection(foot_b).area * max(0.0, min(2, z1) - max(0, z0))
+    va, vb = 8.0, foot_b.area * (z1 - z0)
+    for mode, volume in (
+        ("intersection", inter),
+        ("union", va + vb - inter),
+        ("difference", va - inter),
+    ):
+        m = mesh_intersect(a, b, mode, device=device)
+        assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), mode
+        _closed_edges(m, weld=1e-6)
+
+
 def _box_overlap(lo_a, hi_a, lo_b, hi_b):
     return float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
 
