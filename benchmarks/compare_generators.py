@@ -1,16 +1,23 @@
 """Tracks per second of every registered generator, beside NumPy and shapely references.
 
 For each generator in ``track_gen.plugin.registry`` it builds a plain ``TrackGenConfig``
-(``num_envs`` x ``num_points``), warms it up, and times steady ``generate()`` calls (replays
-of the recording), reporting tracks/s, the valid fraction and the readbacks per call. For
-every built-in a NumPy implementation of the same generator (the same integer hash and
-streams, so the same tracks: ``max|dxy|`` is the largest coordinate difference), the same
-arc-length resampling (``np.interp`` over the cumulative length, O(N)) and the same validity
-checks (turning number by summed angles, ``shapely.is_simple`` for the crossings: the best a
-user would write) runs in the same process and the ratio is printed; for a plugin without a
-NumPy port (marked ``*``) the NumPy column times the validity checks alone on the same
-tracks. ``--old-reference`` also times the former reference (an O(N^2) resampler and a
-brute-force crossing loop) and prints both ratios.
+(``num_envs`` x ``num_points``, the default validity: every check on, drivable at
+``track_width`` and ``min_turn_radius``), warms it up, and times steady ``generate()`` calls
+(replays of the recording), reporting tracks/s, the valid fraction, valid tracks/s and the
+readbacks per call. For every built-in a NumPy implementation of the same generator (the
+same integer hash and streams, so the same tracks: ``max|dxy|`` is the largest coordinate
+difference), the same arc-length resampling (``np.interp`` over the cumulative length, O(N))
+and the same validity checks (closed, ``shapely.is_simple`` for the crossings, turning number
+by summed angles, circumradii for the turn radius, a ``shapely.STRtree`` ``dwithin`` query
+for the clearance: the best a user would write) runs in the same process and the ratio is
+printed; for a plugin without a NumPy port (marked ``*``) the NumPy column times the
+validity checks alone on the same tracks. ``--old-reference`` also times the former
+reference (an O(N^2) resampler and a brute-force crossing loop) and prints both ratios.
+
+The opt-in road-overlap check (``ValidityParams(road_overlap=True)``: the road ribbon at
+``track_width``, triangulated, tested against itself by ``mesh.road_overlap_batch``, a HOST
+step) is timed per generator in its own table, with a shapely reference (the same triangles,
+``STRtree`` and intersection areas, on a subset of the envs) and its agreement.
 
 The self-intersection check alone (``ops.is_simple``, stopping at the first crossing, and
 ``ops.self_intersections``, counting them all) is timed against ``shapely.is_simple`` (GEOS)
@@ -38,14 +45,13 @@ from numpy_reference import (
     NUMPY_PORTS,
     base_seeds,
     numpy_pipeline,
-    numpy_turning,
-    shapely_simple,
+    numpy_validity,
+    shapely_road_overlap,
 )
 
 TARGET_TRACKS = 20_000  # valid tracks/s for polar and checkpoint with full validity
-#: the checks the NumPy reference implements too: closed, simple, turning number +-1 (the
-#: turn-radius and clearance checks off, whatever the config's defaults)
-NO_DRIVE = {"min_turn_radius": 0.0, "track_width": 0.0}
+#: envs of the shapely road-overlap reference (it runs one STRtree per env)
+ROAD_REFERENCE_ENVS = 32
 
 
 # -- timing ---------------------------------------------------------------------------------
@@ -81,11 +87,11 @@ def run(
     print(
         f"track_gen generators: E={E} envs, N={N} points, best of {repeats}, "
         f"device {device}{' (Warp: one thread)' if device == 'cpu' else ''}; "
-        "validity: closed, simple, turning number"
+        "validity: every check (closed, simple, turning number, turn radius, clearance)"
     )
     header = (
         f"{'generator':<12} {'tracks/s':>10} {'valid':>6} {'rb/call':>7} "
-        f"{'numpy tr/s':>10} {'ratio':>7} {'valid(np)':>9} {'max|dxy|':>9}"
+        f"{'numpy tr/s':>10} {'ratio':>7} {'valid(np)':>9} {'max|dxy|':>9} {'valid tr/s':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -93,12 +99,10 @@ def run(
     starred = False
     old_rows: list[str] = []
     for name in names:
-        tg = TrackGenerator(
-            TrackGenConfig(
-                generator=name, num_envs=E, num_points=N, device=device, validity=NO_DRIVE
-            )
-        )
+        tg = TrackGenerator(TrackGenConfig(generator=name, num_envs=E, num_points=N, device=device))
         tg.generate()
+        vp = tg.config.validity
+        checks_on = {"r_min": vp.min_turn_radius, "width": vp.track_width}
 
         def call(tg: TrackGenerator = tg) -> None:
             tg.generate()
@@ -116,24 +120,28 @@ def run(
         elif name in NUMPY_PORTS:
             seeds = base_seeds(0, 0, E)
             t_np = _best(
-                lambda name=name, seeds=seeds: numpy_pipeline(name, seeds, N), max(1, repeats // 5)
+                lambda name=name, seeds=seeds, kw=checks_on: numpy_pipeline(name, seeds, N, **kw),
+                max(1, repeats // 5),
             )
             np_rate = f"{E / t_np:.0f}"
             ratio = f"{t_np / dt:.1f}x"
-            ref_valid, ref_xy = numpy_pipeline(name, seeds, N)
+            ref_valid, ref_xy = numpy_pipeline(name, seeds, N, **checks_on)
             np_valid = f"{ref_valid.mean():.3f}"
             dxy = f"{np.abs(ref_xy - tg.result.numpy()['xy']).max():.1e}"
             if old_reference:
                 t_old = _best(
-                    lambda name=name, seeds=seeds: numpy_pipeline(name, seeds, N, True), 1
+                    lambda name=name, seeds=seeds, kw=checks_on: numpy_pipeline(
+                        name, seeds, N, True, **kw
+                    ),
+                    1,
                 )
                 old_rows.append(f"{name:<12} {t_old / dt:>9.1f}x {t_np / dt:>9.1f}x")
         else:
             # no NumPy port of this generator: its validity checks alone, on the same tracks
             ours_xy = tg.result.numpy()["xy"].astype(np.float64)
 
-            def checks(xy: np.ndarray = ours_xy) -> np.ndarray:
-                return shapely_simple(xy) & (np.abs(numpy_turning(xy)) == 1)
+            def checks(xy: np.ndarray = ours_xy, kw: dict = checks_on) -> np.ndarray:
+                return numpy_validity(xy, **kw)
 
             t_np = _best(checks, max(1, repeats // 5))
             np_rate = f"{E / t_np:.0f}*"
@@ -144,7 +152,7 @@ def run(
             rings = tg.result.numpy()["xy"]
         print(
             f"{name:<12} {rate:>10.0f} {valid:>6.3f} {readbacks:>7.1f} {np_rate:>10} "
-            f"{ratio:>7} {np_valid:>9} {dxy:>9}"
+            f"{ratio:>7} {np_valid:>9} {dxy:>9} {rate * valid:>10.0f}"
         )
         if name in ("polar", "checkpoint"):
             mark = "meets" if rate * valid >= TARGET_TRACKS else "below"
@@ -152,11 +160,17 @@ def run(
 
     if starred:
         print("* validity checks only (no NumPy port of the generator), on the same tracks")
+    print(
+        f"checks: min_turn_radius {checks_on['r_min']:g}, track_width {checks_on['width']:g} "
+        "(the defaults, DRIVABLE * scale); the NumPy reference applies the same ones"
+    )
     if old_rows:
         print()
         print("ratio against the former NumPy reference (O(N^2) resampler, brute-force crossings)")
         print(f"{'generator':<12} {'old ratio':>10} {'new ratio':>10}")
         print("\n".join(old_rows))
+    if reference:
+        road_table(names, E, N, max(1, repeats // 3), device)
     if rings is None:
         return 0
     # the self-intersection check alone, on the same rings (benchmarks/crossings.py: more)
@@ -198,6 +212,55 @@ def run(
         f"agreement {agree:.3f}"
     )
     return 0
+
+
+def road_table(names: list[str], E: int, N: int, repeats: int, device: str) -> None:
+    """Tracks/s with the opt-in road-overlap check (a HOST step: read back, NumPy road
+    meshes and triangle grid, one intersect_pairs launch), the envs it rejects beyond the
+    other checks, and a shapely reference on the first envs with its agreement."""
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    k = min(E, ROAD_REFERENCE_ENVS)
+    print()
+    print(f"road overlap (ValidityParams(road_overlap=True)), E={E}, N={N}, best of {repeats}")
+    print(
+        f"{'generator':<12} {'tracks/s':>10} {'off tr/s':>10} {'valid':>6} {'road rej':>8} "
+        f"{'shapely tr/s':>12} {'agree':>6}"
+    )
+    for name in names:
+        on = TrackGenerator(
+            TrackGenConfig(
+                generator=name,
+                num_envs=E,
+                num_points=N,
+                device=device,
+                validity={"road_overlap": True},
+            )
+        )
+        off = TrackGenerator(
+            TrackGenConfig(generator=name, num_envs=E, num_points=N, device=device)
+        )
+        rates = []
+        for tg in (on, off):
+            tg.generate()
+
+            def call(tg: TrackGenerator = tg) -> None:
+                tg.generate()
+                tg.ctx.synchronize()
+
+            rates.append(E / _best(call, repeats))
+        d = on.result.numpy()
+        road = (d["reason"] & 64) != 0
+        xy = d["xy"][:k].astype(np.float64)
+        width = on.config.validity.track_width
+        t0 = time.perf_counter()
+        want = shapely_road_overlap(xy, width)
+        t_ref = time.perf_counter() - t0
+        print(
+            f"{name:<12} {rates[0]:>10.0f} {rates[1]:>10.0f} {d['valid'].mean():>6.3f} "
+            f"{road.mean():>8.3f} {k / t_ref:>12.0f} {(want == road[:k]).mean():>6.3f}"
+        )
+    print(f"road rej: fraction of envs with the road-overlap bit; shapely on the first {k} envs")
 
 
 def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) -> None:
