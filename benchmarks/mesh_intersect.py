@@ -12,6 +12,9 @@
    query, overlap area > 1e-6); the courses per second of both and whether every answer
    agrees are printed; ``road_overlap_batch`` checks every course against itself, and
    against the next course, in one launch each.
+3. ``--boxes`` pairs of boxes on the integer grid (corners 0..3, sides 1..3: most pairs
+   share face planes, edges or corners): the three booleans of each, their volumes
+   against the boxes' overlap by hand, and the time per boolean.
 
 Ratios are printed; nothing timed is asserted. ``--smoke`` runs tiny sizes (tests/test_mesh.py).
 Run: ``python benchmarks/mesh_intersect.py``.
@@ -25,6 +28,7 @@ import time
 import numpy as np
 
 from procgen_nb.mesh import (
+    box_mesh,
     mesh_intersect,
     mesh_volume,
     road_mesh,
@@ -105,6 +109,32 @@ def shapely_overlap(xy, width, other=None, near=1) -> bool:
     return bool((shapely.area(shapely.intersection(pa[ia], pb[ib])) > 1e-6).any())
 
 
+def grid_boxes(rng, k: int):
+    """k pairs of boxes on the integer grid: (lo_a, hi_a, lo_b, hi_b) float64 each."""
+    lo = rng.integers(0, 4, size=(k, 2, 3)).astype(np.float64)
+    hi = lo + rng.integers(1, 4, size=(k, 2, 3))
+    return [(lo[i, 0], hi[i, 0], lo[i, 1], hi[i, 1]) for i in range(k)]
+
+
+def coplanar_booleans(pairs) -> tuple[bool, float, int]:
+    """The booleans of each box pair against the volumes by hand: (all agree, seconds per
+    boolean, pairs sharing a face plane)."""
+    agree, shared, t = True, 0, 0.0
+    for lo_a, hi_a, lo_b, hi_b in pairs:
+        a, b = box_mesh(lo_a, hi_a), box_mesh(lo_b, hi_b)
+        inter = float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
+        va, vb = float(np.prod(hi_a - lo_a)), float(np.prod(hi_b - lo_b))
+        want = {"union": va + vb - inter, "intersection": inter, "difference": va - inter}
+        ends_a, ends_b = np.stack([lo_a, hi_a]), np.stack([lo_b, hi_b])
+        shared += bool((ends_a[:, None] == ends_b[None]).any())  # a plane x, y or z = c
+        for mode, v in want.items():
+            t0 = time.perf_counter()
+            m = mesh_intersect(a, b, mode)
+            t += time.perf_counter() - t0
+            agree &= abs(mesh_volume(m) - v) < 1e-5
+    return agree, t / max(3 * len(pairs), 1), shared
+
+
 def best(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -121,10 +151,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--points", type=int, default=256)
     ap.add_argument("--width", type=float, default=6.0)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--boxes", type=int, default=40)
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.res, args.courses, args.points, args.repeats = 6, 4, 48, 1
+        args.res, args.courses, args.points, args.repeats, args.boxes = 6, 4, 48, 1, 4
     rows: dict = {}
 
     a = sphere_mesh((0, 0, 0), 1.0, args.res)
@@ -153,6 +184,14 @@ def main(argv=None) -> dict:
         print(f"  {m:<12} {t * 1e3:8.1f} ms   volume {v:.5f}")
         rows[f"{m} ms"] = t * 1e3
     rows["cut ms"], rows["numpy pairs ms"] = t_cut * 1e3, t_np * 1e3
+
+    pairs = grid_boxes(np.random.default_rng(1), args.boxes)
+    ok, per, shared = coplanar_booleans(pairs)
+    rows["coplanar volumes agree"], rows["coplanar boolean ms"] = ok, per * 1e3
+    print(
+        f"box pairs on the integer grid ({len(pairs)}, {shared} sharing a plane): "
+        f"{per * 1e3:8.1f} ms per boolean   volumes agree by hand: {ok}"
+    )
 
     rng = np.random.default_rng(0)
     courses = [course(rng, args.points, k % 4 == 3) for k in range(args.courses)]

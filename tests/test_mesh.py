@@ -280,6 +280,7 @@ def test_the_benchmark_runs_in_smoke_mode(capsys):
     assert "pairs agree" in out and "road overlap" in out
     assert rows["pairs agree with NumPy"] and rows["roads agree with shapely"]
     assert rows["batch agrees with shapely"] and rows["batch pairs agree with shapely"]
+    assert rows["coplanar volumes agree"] and "integer grid" in out
 
 
 # -- coplanar faces ------------------------------------------------------------------------
