@@ -1,4 +1,13 @@
-"""``generate()`` inside a caller's capture on the CPU (seed 004, "When your code runs").
+"""``generate()`` inside a caller's capture on the CPU (seed 004, "When your code runs"),
+and ``TrackGenerator.eager_cpu``.
+
+The seed's rule: "Your ``generate`` body runs once, eagerly, when the ``TrackGenerator`` is
+constructed (the warm-up pass that loads every kernel). After that it runs once per eager
+call (``cpu``) and once per recording: into the generator's own graph on the first
+``cuda`` call, or into a caller's graph when ``generate()`` is called inside the caller's
+capture. Replays do not run Python at all". The project records and replays on the CPU
+too (a departure, measured faster, listed in docs/track_gen.md); ``eager_cpu=True``
+restores the seed's eager CPU calls. Both modes are tested.
 
 References: a counter kernel that counts how many times a generator's body ran (each run
 adds one, so the count after k replays is hand-computed), and for whole tracks the
@@ -14,7 +23,7 @@ import pytest
 import warp as wp
 
 import procgen_nb
-from procgen_nb.errors import NotCapturableError
+from procgen_nb.errors import NotCapturableError, ParamsError
 from procgen_nb.track_gen import (
     GateGenConfig,
     GateGenerator,
@@ -180,42 +189,124 @@ def test_gate_generator_joins_and_host_gate_generator_raises():
         LaunchContext("cpu").record(lambda: h.generate())
 
 
-def test_eager_cpu_restores_the_seeds_eager_calls():
-    """Seed: "it runs once per eager call (``cpu``)": with ``eager_cpu=True`` a CPU call
-    launches every kernel again and replays nothing, with the same bytes."""
-    cfg = TrackGenConfig(num_envs=8, num_points=32, device="cpu", generator="polar")
-    ref = TrackGenerator(cfg).generate().fingerprint()
-    tg = TrackGenerator(cfg, ctx=LaunchContext("cpu", eager_cpu=True))
-    before = procgen_nb.traffic()
-    assert tg.generate().fingerprint() == ref
-    assert tg.generate(epoch=1).fingerprint() != ref
-    assert tg.generate(epoch=0).fingerprint() == ref
-    delta = procgen_nb.traffic() - before
-    assert delta.replays == 0 and delta.launches > 0
-    spec = _counting_spec("t.eager")
+SEED_WHEN = (
+    'Seed 004, "When your code runs": "Your generate body runs once, eagerly, when the '
+    "TrackGenerator is constructed (the warm-up pass that loads every kernel). After that it "
+    "runs once per eager call (cpu) and once per recording: into the generator's own graph "
+    "on the first cuda call, or into a caller's graph when generate() is called inside the "
+    "caller's capture. Replays do not run Python at all\""
+)
+
+
+def _python_counting_spec(name: str, calls: list[int]) -> GeneratorSpec:
+    """A ring generator whose Python body appends to ``calls`` each time it runs (and whose
+    kernel counts its device runs in ``scratch.runs``, as ``_counting_spec``)."""
+    inner = _counting_spec(name)
+
+    def generate(seeds_wp, config, out, valid, scratch, ctx=None):
+        calls.append(1)
+        inner.generate(seeds_wp, config, out, valid, scratch, ctx=ctx)
+
+    return GeneratorSpec(
+        name=name, alloc_scratch=inner.alloc_scratch, generate=generate, accepts_ctx=True
+    )
+
+
+@pytest.mark.parametrize("eager", [True, False], ids=["eager_cpu=True", "eager_cpu=False"])
+def test_eager_cpu_runs_the_body_once_per_call_as_the_seed_says(eager):
+    """The seed's rule (SEED_WHEN): "it runs once per eager call (cpu)".
+    ``TrackGenerator(..., eager_cpu=True)`` restores it: the Python body runs at the warm-up
+    and once per call, and nothing replays. The project's default (``eager_cpu=False``, a
+    departure listed in docs/track_gen.md "Differences from the 0.1 documents", kept
+    because it measured faster) runs it at the warm-up and once more to record, then
+    replays: "Replays do not run Python at all". The device work runs once per call in
+    both modes (the kernel's own counter), with the same bytes."""
+    calls: list[int] = []
     tg = TrackGenerator(
         TrackGenConfig(num_envs=2, num_points=16, device="cpu"),
-        ctx=LaunchContext("cpu", eager_cpu=True),
-        generator=spec,
+        generator=_python_counting_spec("t.when", calls),
+        eager_cpu=eager,
+    )
+    assert tg.eager_cpu is eager and tg.ctx.eager_cpu is eager
+    assert len(calls) == 1 and _runs(tg) == 1  # the warm-up
+    before = procgen_nb.traffic()
+    for k in range(1, 5):
+        tg.generate()
+        assert _runs(tg) == 1 + k  # the device work, every call
+    delta = procgen_nb.traffic() - before
+    if eager:
+        assert len(calls) == 1 + 4 and delta.replays == 0
+    else:
+        assert len(calls) == 2 and delta.replays == 4  # recorded once, replayed each call
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("eager", [True, False], ids=["eager_cpu=True", "eager_cpu=False"])
+def test_both_modes_join_a_callers_capture(kind, eager):
+    """SEED_WHEN: the body runs "into a caller's graph when generate() is called inside the
+    caller's capture", in either mode: once while the caller records, then not at all
+    ("Replays do not run Python at all") while each replay of the caller's graph runs the
+    device work."""
+    calls: list[int] = []
+    tg = TrackGenerator(
+        TrackGenConfig(num_envs=2, num_points=16, device="cpu"),
+        generator=_python_counting_spec("t.join", calls),
+        eager_cpu=eager,
     )
     tg.generate()
-    tg.generate()
-    assert _runs(tg) == 3  # warm-up and one run per call
-    # the default records on the CPU and replays (measured faster; see docs/track_gen.md);
-    # the context's flag applies to a generator already built and recorded
+    n, before = len(calls), _runs(tg)
+    replay = _caller_captures(kind, tg, lambda: tg.generate())
+    if eager and kind == "same ctx":
+        # a "recording" through an eager_cpu context is itself eager: each of its replays
+        # is an eager call, and runs the body once
+        assert len(calls) == n and _runs(tg) == before
+        for k in range(1, 4):
+            replay()
+            assert _runs(tg) == before + k and len(calls) == n + k
+        return
+    assert len(calls) == n + 1 and _runs(tg) == before  # recorded, not run
+    for k in range(1, 4):
+        replay()
+        assert _runs(tg) == before + k and len(calls) == n + 1
+
+
+def test_eager_cpu_restores_the_seeds_eager_calls():
+    """SEED_WHEN, whole pipelines: "once per eager call (cpu)": with ``eager_cpu=True`` (the
+    constructor's argument, the property, or the context's flag) a CPU call launches every
+    kernel again and replays nothing, with the bytes of the default (record and replay)."""
+    cfg = TrackGenConfig(num_envs=8, num_points=32, device="cpu", generator="polar")
+    ref = TrackGenerator(cfg).generate().fingerprint()
+    for tg in (
+        TrackGenerator(cfg, eager_cpu=True),
+        TrackGenerator(cfg, ctx=LaunchContext("cpu", eager_cpu=True)),  # None keeps ctx's
+    ):
+        assert tg.eager_cpu
+        before = procgen_nb.traffic()
+        assert tg.generate().fingerprint() == ref
+        assert tg.generate(epoch=1).fingerprint() != ref
+        assert tg.generate(epoch=0).fingerprint() == ref
+        delta = procgen_nb.traffic() - before
+        assert delta.replays == 0 and delta.launches > 0
+    # the property applies to a generator already built and recorded
     tg = TrackGenerator(cfg)
+    assert tg.eager_cpu is False
     before = procgen_nb.traffic()
     assert tg.generate().fingerprint() == ref
     assert (procgen_nb.traffic() - before).replays > 0
-    tg.ctx.eager_cpu = True
+    tg.eager_cpu = True
     before = procgen_nb.traffic()
     assert tg.generate(epoch=1).fingerprint() != ref
     assert tg.generate(epoch=0).fingerprint() == ref
     assert (procgen_nb.traffic() - before).replays == 0
-    tg.ctx.eager_cpu = False
+    tg.eager_cpu = False
     before = procgen_nb.traffic()
     assert tg.generate().fingerprint() == ref
     assert (procgen_nb.traffic() - before).replays > 0
+    # the flag is the context's: a generator on a shared context follows it
+    other = TrackGenerator(cfg, ctx=tg.ctx, eager_cpu=True)
+    assert tg.eager_cpu and other.ctx is tg.ctx
+    with pytest.raises(ParamsError, match="eager_cpu: expected True or False"):
+        tg.eager_cpu = "yes"
 
 
 def test_results_are_finite_after_a_caller_capture():
