@@ -477,6 +477,12 @@ class Graph(KernelParams):
         with self._lock:
             return [n for n, st in self._state.items() if st.probes and _digests_moved(st)]
 
+    def digest_nodes(self) -> list[str]:
+        """The nodes whose last cook read state through a ``cpu.read`` digest (what
+        ``moved_digests`` asks again; a view polls only a graph that has some)."""
+        with self._lock:
+            return [n for n, st in self._state.items() if st.probes]
+
     @property
     def outputs(self) -> dict[str, Any]:
         """The outputs of the last good cook (empty before the first)."""

@@ -6,7 +6,8 @@
 - ``kernel_form(kernel)``: the same for a kernel's specialize options and uniforms.
 - ``explore(target)``: those controls beside a view that cooks on change in the
   background and draws envs, gates, live counts and the cook report in the browser
-  (``TrackCanvas``; a PNG for saved notebooks).
+  (``TrackCanvas``; a PNG for saved notebooks); a graph whose cook reads ``cpu.read``
+  digests is polled (``DigestPoller``, every 0.5 s while shown) and cooks when one moves.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .form import ParamsForm, graph_form, params_form
 from .frame import Frame, Gates, ReportRow, frame_from, read_outputs, report_rows
 from .graph_target import GraphTarget
 from .kernel_form import KernelForm, kernel_form
+from .poll import DigestPoller
 from .target import FunctionTarget, Target
 from .targets import as_target
 from .track_target import TrackTarget
@@ -29,6 +31,7 @@ __all__ = [
     "CookLoop",
     "CopyButton",
     "CourseTarget",
+    "DigestPoller",
     "ExploreView",
     "FieldControl",
     "Frame",

@@ -8,7 +8,7 @@ first asks for a picture's (the first hover after it arrives): the picture never
 them. The only message the front end sends is that request; it sends no value. The front end draws a grid of small multiples at the device
 pixel ratio (env index, valid/invalid colour, start and direction, numbered gates), shows
 an env's metrics on hover, draws one env large on click (drag pans, the wheel zooms,
-Escape goes back), and sizes itself to its container. It sends nothing back to the kernel.
+Escape goes back), and sizes itself to its container. It sends no value back to the kernel.
 
 ``env_metrics`` computes what the hover shows with NumPy: length, smallest turn radius
 (circumradius of three consecutive points) and clearance (smallest distance between two
@@ -142,7 +142,14 @@ class TrackCanvas(anywidget.AnyWidget):
     def __init__(self, *, max_envs: int = 64, **kwargs: Any):
         super().__init__(**kwargs)
         self.max_envs = max_envs
+        self.visible = True  # until the front end says the picture cannot be seen
+        self._visibility: list[Any] = []
         self.on_msg(self._on_message)
+
+    def on_visibility(self, callback: Any) -> None:
+        """Calls ``callback(visible)`` when the front end reports the picture shown or
+        hidden (scrolled out of view, another tab, its output removed)."""
+        self._visibility.append(callback)
 
     def __repr__(self) -> str:
         return f"TrackCanvas(envs={self.envs}, shown={self.shown})"
@@ -232,6 +239,10 @@ class TrackCanvas(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("type") == "metrics":
             seq = content.get("seq")
             self.send_metrics(seq if isinstance(seq, int) else None)
+        elif isinstance(content, dict) and content.get("type") == "visibility":
+            self.visible = bool(content.get("visible"))
+            for callback in list(self._visibility):
+                callback(self.visible)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         # the live canvas, and a PNG of what it shows for where no kernel runs

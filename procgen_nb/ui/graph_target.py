@@ -64,6 +64,14 @@ class GraphTarget(Target):
     def kernel_keys(self) -> set[str]:
         return set(self._kernel_keys)
 
+    def live(self) -> bool:
+        nodes = getattr(self.graph, "digest_nodes", None)
+        return bool(nodes()) if callable(nodes) else False
+
+    def moved(self) -> list[str]:
+        moved = getattr(self.graph, "moved_digests", None)
+        return list(moved()) if callable(moved) else []
+
     @property
     def initial(self) -> Params:
         known = self.params_class.fields()

@@ -82,6 +82,15 @@ class Target(abc.ABC):
         """Bit -> short text of the reasons an env is invalid."""
         return {}
 
+    def live(self) -> bool:
+        """True when the last cook read state that can move without a control moving (a
+        graph's ``cpu.read`` digests): the view polls ``moved()`` then."""
+        return False
+
+    def moved(self) -> list[str]:
+        """What moved since the last cook (nodes whose digest moved); nothing cooks."""
+        return []
+
     def width(self, params: Params) -> float | None:
         """The track width of ``params`` (the clearance the hover shows), or None."""
         w = params.to_dict().get("track_width")

@@ -15,6 +15,12 @@ without cooking.
 Outside a live kernel (nbconvert, nbval, a static HTML export) the view's output also
 carries a PNG of the last frame drawn by matplotlib, so a saved notebook shows the picture.
 
+A graph whose cook read state through ``cpu.read`` digests is polled: every
+``poll_interval`` seconds (0.5 s by default; 0 turns it off) the view asks
+``Graph.moved_digests()`` (nothing cooks) and cooks again when a digest moved. Polling
+pauses while the picture cannot be seen (scrolled away, another tab, its output removed:
+the canvas says so) and stops with ``close()`` (``DigestPoller``).
+
 Tests and notebooks drive it from Python::
 
     view = explore("polar")
@@ -41,6 +47,7 @@ from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
+from .poll import POLL_INTERVAL, DigestPoller
 from .targets import Target, as_target
 from .worker import CookLoop
 
@@ -66,6 +73,8 @@ class ExploreView(widgets.Box):
             arriving during a cook replaces the queued one anyway).
         max_envs: draw at most this many envs (the view notes when it draws fewer).
         cook: cook the starting values at once (in the background).
+        poll_interval: seconds between two polls of a graph's ``cpu.read`` digests (a cook
+            follows when one moved); 0 or None: no polling.
         **options: passed to the target (``num_envs``, ``num_points``, ``seed``,
             ``outputs``).
 
@@ -93,9 +102,12 @@ class ExploreView(widgets.Box):
         min_interval: float = 0.0,
         max_envs: int = 64,
         cook: bool = True,
+        poll_interval: float | None = POLL_INTERVAL,
         **options: Any,
     ):
         self.target: Target = as_target(target, params, **options)
+        self.poll_interval = float(poll_interval or 0.0)
+        self.poller: DigestPoller | None = None
         self.max_envs = max_envs
         self.form = self._make_form()
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
@@ -148,6 +160,7 @@ class ExploreView(widgets.Box):
         self._good: Params | None = None  # the values of the last cook that succeeded
         self._loop = CookLoop(self._cook, min_interval=min_interval)
         self.form.observe(self._changed, names="value")
+        self.canvas.on_visibility(self._shown)
         self.code_button.text = self.code()
         if cook:
             self._loop.request(self.form.value)
@@ -221,6 +234,10 @@ class ExploreView(widgets.Box):
 
     def close(self) -> None:
         """Stops the cook thread and closes the widgets."""
+        self.__dict__["_closing"] = True  # a cook finishing now starts no poller
+        poller = self.__dict__.get("poller")
+        if poller is not None:
+            poller.stop()
         loop = self.__dict__.get("_loop")
         if loop is not None:
             loop.close()
@@ -231,6 +248,30 @@ class ExploreView(widgets.Box):
         super().close()
 
     # -- internals ----------------------------------------------------------------------
+    def _follow(self) -> None:
+        """After a cook: polls the target's live state while it has some (a graph's
+        ``cpu.read`` digests), stops polling when it has none."""
+        live = self.poll_interval > 0 and self.target.live()
+        if live and self.poller is None and not self.__dict__.get("_closing"):
+            self.poller = DigestPoller(self.target.moved, self._moved, self.poll_interval)
+            self.poller.show(self.canvas.visible)
+            self.poller.start()
+        elif not live and self.poller is not None:
+            self.poller.stop()
+            self.poller = None
+
+    def _moved(self, nodes: list[str]) -> None:
+        """A polled digest moved: cook again (unless a cook is queued or running)."""
+        if self._loop.idle:
+            self.status.value = (
+                f"<span>state read by {html.escape(', '.join(nodes))} moved: cooking…</span>"
+            )
+            self._loop.request(self.form.value)
+
+    def _shown(self, visible: bool) -> None:
+        if self.poller is not None:
+            self.poller.show(visible)
+
     def _make_form(self) -> ParamsForm:
         t = self.target
         return ParamsForm(t.initial, group=t.group, sections=t.sections(), kernel=t.kernel_keys())
@@ -351,6 +392,7 @@ class ExploreView(widgets.Box):
             if self.target.refresh():
                 self._swap_form()
                 self._good = self.form.value
+            self._follow()
             self.status.value = (
                 f"<span>cooked in {frame.elapsed_ms:.0f} ms · {frame.traffic.launches} launches"
                 f" · {frame.traffic.readbacks} readbacks · {frame.traffic.builds} builds</span>"
@@ -380,6 +422,7 @@ def explore(
     params: type[Params] | Params | None = None,
     min_interval: float = 0.0,
     max_envs: int = 64,
+    poll_interval: float | None = POLL_INTERVAL,
     **options: Any,
 ) -> ExploreView:
     """Returns a live view of ``target``: its controls beside what it cooks.
@@ -391,6 +434,10 @@ def explore(
         params: the Params class (or starting instance) of a function target.
         min_interval: the least seconds between two cooks' starts.
         max_envs: draw at most this many envs.
+        poll_interval: for a graph whose cook reads ``cpu.read`` digests, the seconds
+            between two polls of them (0.5 s; 0 or None: none); a digest that moved
+            cooks the graph again. Polling pauses while the view is hidden and stops with
+            ``close()``.
         **options: for a generator ``num_envs``, ``num_points``, ``seed`` (starting
             values); for a graph ``outputs`` (the output to draw).
 
@@ -402,5 +449,10 @@ def explore(
         ProcgenError: for a generator when ``procgen_nb.track_gen`` is missing.
     """
     return ExploreView(
-        target, params=params, min_interval=min_interval, max_envs=max_envs, **options
+        target,
+        params=params,
+        min_interval=min_interval,
+        max_envs=max_envs,
+        poll_interval=poll_interval,
+        **options,
     )

@@ -510,6 +510,24 @@ function render({ model, el: root }) {
       model.send({ type: "metrics", seq });
     }
   };
+  // whether the picture can be seen: the kernel polls live state (cpu.read digests) only then
+  let told = null;
+  let inView = true;
+  const tell = () => {
+    const visible = inView && !document.hidden;
+    if (visible !== told) {
+      told = visible;
+      model.send({ type: "visibility", visible });
+    }
+  };
+  const io = typeof IntersectionObserver === "function"
+    ? new IntersectionObserver((entries) => {
+        inView = entries.some((e) => e.isIntersecting);
+        tell();
+      })
+    : null;
+  if (io) io.observe(root);
+  document.addEventListener("visibilitychange", tell);
   model.on("change:seq", update);
   model.on("change:metrics_seq", metrics);
   model.on("change:stale", stale);
@@ -518,6 +536,9 @@ function render({ model, el: root }) {
   else { read(); draw(); showCounts(); stale(); }
   return () => {
     ro.disconnect();
+    if (io) io.disconnect();
+    document.removeEventListener("visibilitychange", tell);
+    if (told !== false) model.send({ type: "visibility", visible: false });
     model.off("change:seq", update);
     model.off("change:metrics_seq", metrics);
     model.off("change:stale", stale);
