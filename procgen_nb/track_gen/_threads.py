@@ -75,6 +75,18 @@ def threads_wanted() -> int:
     return t
 
 
+def threads_for(E: int, N: int, wanted: int | None = None) -> int:
+    """The threads a CPU call of ``E`` envs of ``N`` points splits across (1: no split):
+    ``wanted`` (``threads_wanted()`` when None), fewer when a thread would get under
+    ``MIN_ENVS_PER_THREAD`` envs or ``MIN_POINTS_PER_THREAD`` points.
+
+    Raises:
+        ParamsError: a ``PROCGEN_NB_THREADS`` that is not an integer >= 1.
+    """
+    T = wanted or threads_wanted()
+    return max(1, min(T, E // MIN_ENVS_PER_THREAD, E * N // MIN_POINTS_PER_THREAD))
+
+
 def _get_pool(workers: int) -> ThreadPoolExecutor:
     """The process's persistent pool, grown (replaced) when it has fewer than ``workers``."""
     global _pool
@@ -164,12 +176,8 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
     (fewer threads otherwise); none when fewer than two threads remain."""
     if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
         return []
-    E, N = cfg.num_envs, cfg.num_points
-    T = min(
-        tg._threads or threads_wanted(),
-        E // MIN_ENVS_PER_THREAD,
-        E * N // MIN_POINTS_PER_THREAD,
-    )
+    E = cfg.num_envs
+    T = threads_for(E, cfg.num_points, tg._threads)
     if T < 2:
         return []
     cut = [E * i // T for i in range(T + 1)]
@@ -192,5 +200,6 @@ __all__ = [
     "cores",
     "run_parts",
     "shared_state",
+    "threads_for",
     "threads_wanted",
 ]

@@ -207,6 +207,7 @@ def test_small_calls_and_bad_values(monkeypatch):
     assert parts(3 * pts // 256, 256) == 3
     assert parts(8 * pts // 256, 256) == 4  # no more than PROCGEN_NB_THREADS
     assert parts(3 * envs, pts) == 3  # and at least MIN_ENVS_PER_THREAD envs each
+    assert _threads.threads_for(16, 32) == 1 and _threads.threads_for(3 * envs, pts) == 3
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("PROCGEN_NB_THREADS", bad)
         with pytest.raises(ParamsError, match="PROCGEN_NB_THREADS"):
