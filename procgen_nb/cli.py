@@ -268,7 +268,8 @@ def _dataset_parser(sub) -> None:
     ds.add_argument(
         "--drivable",
         action="store_true",
-        help="validity for a car of the default width (config.DRIVABLE); --validity fields "
+        help="validity for a car of the default width (config.DRIVABLE): the default since "
+        "drivable validity became TrackGenConfig's; kept for scripts. --validity fields "
         "override it",
     )
     ds.add_argument(
