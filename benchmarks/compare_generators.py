@@ -265,15 +265,32 @@ def road_table(names: list[str], E: int, N: int, repeats: int, device: str) -> N
 
 def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) -> None:
     """Tracks/s of calls split across ``threads`` worker threads (PROCGEN_NB_THREADS) against
-    one thread, timed alternately; min/median/max of the ratio, and the bytes compared."""
+    one thread, timed alternately call by call; min/median/max of the wall-clock ratio, the
+    bytes compared, and the ratio the CPU times predict on idle cores (one thread's CPU time
+    per call over the split call's longest thread: the caller's thread, which runs the
+    first share, the hand-off and the count, or a worker). The load average is printed:
+    on a shared machine a busy core makes a worker wait, and the wall ratio falls to 1."""
     import os
     import statistics
 
     from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
 
+    def load() -> str:
+        try:
+            return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+        except OSError:
+            return "load ?"
+
+    repeats = max(repeats, 15)
     print()
-    print(f"split calls: {threads} threads against 1 (PROCGEN_NB_THREADS), E={E}, N={N}")
-    print(f"{'generator':<12} {'1 thread tr/s':>13} {'split tr/s':>11} {'ratio min/med/max':>19}")
+    print(
+        f"split calls: {threads} threads against 1 (PROCGEN_NB_THREADS), E={E}, N={N}, "
+        f"{repeats} alternate pairs, {os.cpu_count()} cores, {load()}"
+    )
+    print(
+        f"{'generator':<12} {'1 thread tr/s':>13} {'split tr/s':>11} "
+        f"{'wall ratio min/med/max':>23} {'CPU-time ratio':>14}"
+    )
     old = os.environ.get("PROCGEN_NB_THREADS")
     try:
         for name in names:
@@ -283,16 +300,35 @@ def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) ->
                 cfg = TrackGenConfig(generator=name, num_envs=E, num_points=N, device="cpu")
                 tgs.append(TrackGenerator(cfg))
             same = tgs[0].generate().fingerprint() == tgs[1].generate().fingerprint()
-            one, split = [], []
+            for tg in tgs:
+                tg.generate()  # every part has recorded: the calls below replay in threads
+            worker_cpu: list[float] = []
+            for p in tgs[1]._parts[1:]:
+
+                def timed(mode: str, run=p._run, out=worker_cpu) -> None:
+                    t0 = time.thread_time()
+                    run(mode)
+                    out.append(time.thread_time() - t0)
+
+                p._run = timed
+            wall: list[list[float]] = [[], []]
+            cpu: list[list[float]] = [[], []]
+            crit: list[float] = []
             for _ in range(repeats):
-                for tg, out in zip(tgs, (one, split), strict=True):
-                    t0 = time.perf_counter()
+                for k, tg in enumerate(tgs):
+                    worker_cpu.clear()
+                    c0, t0 = time.thread_time(), time.perf_counter()
                     tg.generate()
-                    out.append(time.perf_counter() - t0)
-            r = sorted(a / b for a, b in zip(one, split, strict=True))
+                    wall[k].append(time.perf_counter() - t0)
+                    cpu[k].append(time.thread_time() - c0)
+                crit.append(max([cpu[1][-1], *worker_cpu]))
+            r = sorted(a / b for a, b in zip(wall[0], wall[1], strict=True))
+            med = statistics.median
+            parts = len(tgs[1]._parts) or 1
             print(
-                f"{name:<12} {E / min(one):>13.0f} {E / min(split):>11.0f} "
-                f"{r[0]:>5.2f}/{statistics.median(r):>5.2f}/{r[-1]:>5.2f}x"
+                f"{name:<12} {E / min(wall[0]):>13.0f} {E / min(wall[1]):>11.0f} "
+                f"{r[0]:>7.2f}/{med(r):>5.2f}/{r[-1]:>5.2f}x {med(cpu[0]) / med(crit):>13.2f}x"
+                f"{'' if parts == threads else f'  ({parts} parts: under the threshold)'}"
                 f"{'' if same else '  BYTES DIFFER'}"
             )
     finally:
@@ -300,6 +336,7 @@ def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) ->
             os.environ.pop("PROCGEN_NB_THREADS", None)
         else:
             os.environ["PROCGEN_NB_THREADS"] = old
+    print(load())
 
 
 def main(argv: list[str] | None = None) -> int:
