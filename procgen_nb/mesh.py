@@ -94,7 +94,8 @@ class IntersectResult:
 
     Attributes:
         vertices: (v, 3) float32, the welded ends of the cuts.
-        edges: (e, 2) int32, each cut of a length as two vertex ids.
+        edges: (e, 2) int32, each cut segment of a length as two vertex ids, once (the
+            rims of faces lying in one plane are cut curves too).
         pairs: (p, 2) int32, the crossing (triangle of A, triangle of B) pairs.
     """
 
@@ -356,6 +357,10 @@ def _cut_result(pairs, cuts, total: int, device: str) -> IntersectResult:
     id0, id1 = out["id0"].numpy()[:total], out["id1"].numpy()[:total]
     edges = np.stack([index[id0], index[id1]], axis=1) if total else np.zeros((0, 2))
     edges = edges[edges[:, 0] != edges[:, 1]].astype(np.int32)
+    # each segment once: a segment along a shared edge, or on the rim of faces in one
+    # plane, is the cut of several pairs
+    _, first = np.unique(np.sort(edges, axis=1), axis=0, return_index=True)
+    edges = edges[np.sort(first)]
     pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
     return IntersectResult(
         verts.astype(np.float32), edges, np.stack([pa, pb], axis=1).astype(np.int32)

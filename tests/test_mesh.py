@@ -304,6 +304,26 @@ COPLANAR = {
 }
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", sorted(COPLANAR))
+def test_cut_curves_of_boxes_sharing_face_planes_by_hand(device, case):
+    """Where faces lie in one plane the cut curves are the rim of their overlap: each
+    segment once, on both boxes, as long as the edges of the overlap box where a face of
+    one box meets a face of the other."""
+    (blo, bhi), _ = COPLANAR[case]
+    r = mesh_intersect(box_mesh(*A), box_mesh(blo, bhi), "cut", device=device)
+    lo_a, hi_a, lo_b, hi_b = (np.array(x, np.float64) for x in (*A, blo, bhi))
+    assert len(np.unique(np.sort(r.edges, axis=1), axis=0)) == len(r.edges)
+    for p in r.vertices:
+        for lo, hi in ((lo_a, hi_a), (lo_b, hi_b)):
+            assert ((p >= lo) & (p <= hi)).all() and ((p == lo) | (p == hi)).any(), p
+    seg = np.linalg.norm(r.vertices[r.edges[:, 0]] - r.vertices[r.edges[:, 1]], axis=1)
+    want = _surface_crossing_length(lo_a, hi_a, lo_b, hi_b)
+    if case == "touching patch":
+        want = 4.0  # the overlap box is flat: the rim of the 1 x 1 patch
+    assert seg.sum() == pytest.approx(want, abs=1e-6)
+
+
 def _closed_edges(m: Mesh, twice: bool = True, weld: float = 0.0):
     """Every edge of the soup, split at the vertices lying on it (the pieces of one
     triangle meet the pieces of its neighbour at T-junctions), is used as often in one
