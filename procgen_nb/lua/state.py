@@ -25,6 +25,10 @@ ceiling + 1 s) of CPU time: a single instruction or C function is bounded by
 ``max_memory`` (512 MB by default, so one copy stays well under a second). An interrupt
 (Ctrl-C) stops a call too, and is raised again in Python.
 
+Luau's ``task`` library (``spawn``, ``defer``, ``delay``, ``wait``, ``cancel``) runs tasks
+as coroutines of the call, on a virtual clock of frames, under the call's ceiling while it
+lasts (see ``_task``); tasks a call leaves running resume when ``step`` lets frames pass.
+
 ``math.random`` is seeded before each call: with the call's ``seed``, as
 ``math.randomseed(seed)`` does, or by default from the node's name, so a node draws the
 same numbers in every process. A Column reaches a script as a BufferRef whose ``buffer``
