@@ -190,6 +190,52 @@ def coplanar_side(
     return 3
 
 
+@wp.func
+def cell_span(grid: wp.array(dtype=wp.int32), cc: int, cells: wp.int64):
+    # the range of grid words listing cell cc (clamped into the list part of grid)
+    s0 = wp.clamp(grid[cc], wp.int32(cells) + 1, grid.shape[0])
+    s1 = wp.clamp(grid[cc + 1], s0, grid.shape[0])
+    return s0, s1
+
+
+@wp.func
+def flat_side(
+    pieces: wp.array(dtype=wp.vec3f),
+    q: int,
+    c: wp.vec3d,
+    other: wp.array(dtype=wp.vec3f),
+    grid: wp.array(dtype=wp.int32),
+    no: int,
+    cells: wp.int64,
+    cx: int,
+    cy: int,
+    cz: int,
+    nx: int,
+    ny: int,
+    nz: int,
+) -> int:
+    # coplanar_side of the piece at pieces[q] against the first triangle of the other in
+    # the 27 cells around (cx, cy, cz) it lies on; 0 where it lies on none
+    px = d3(pieces[q])
+    py = d3(pieces[q + 1])
+    pz = d3(pieces[q + 2])
+    for dz in range(wp.max(cz - 1, 0), wp.min(cz + 2, nz)):
+        for dy in range(wp.max(cy - 1, 0), wp.min(cy + 2, ny)):
+            for dx in range(wp.max(cx - 1, 0), wp.min(cx + 2, nx)):
+                s0, s1 = cell_span(grid, (dz * ny + dy) * nx + dx, cells)
+                for k in range(s0, s1):
+                    u = grid[k]
+                    if u < 0 or u >= no:
+                        continue
+                    w0 = d3(other[3 * u])
+                    w1 = d3(other[3 * u + 1])
+                    w2 = d3(other[3 * u + 2])
+                    f = coplanar_side(px, py, pz, c, w0, w1, w2)
+                    if f != 0:
+                        return f
+    return 0
+
+
 @wp.kernel
 def intersect_retri(
     # @when STAGE split
@@ -363,35 +409,15 @@ def intersect_retri(
         crossings = wp.int32(0)
         flat = wp.int32(0)
         if usable:
+            cx = cell_of(cf[0], origin_x, cell, nx)
+            cy = cell_of(cf[1], origin_y, cell, ny)
+            cz0 = cell_of(cf[2], origin_z, cell, nz)
             # a piece on the other surface: the same or the opposite side, not a ray
-            cx = cell_of(cf[0], origin_x, cell, nx)
-            cy = cell_of(cf[1], origin_y, cell, ny)
-            cz0 = cell_of(cf[2], origin_z, cell, nz)
-            px = d3(pieces[q])
-            py = d3(pieces[q + 1])
-            pz = d3(pieces[q + 2])
-            for dz in range(wp.max(cz0 - 1, 0), wp.min(cz0 + 2, nz)):
-                for dy in range(wp.max(cy - 1, 0), wp.min(cy + 2, ny)):
-                    for dx in range(wp.max(cx - 1, 0), wp.min(cx + 2, nx)):
-                        cc = (dz * ny + dy) * nx + dx
-                        s0 = wp.clamp(grid[cc], wp.int32(cells) + 1, grid.shape[0])
-                        s1 = wp.clamp(grid[cc + 1], s0, grid.shape[0])
-                        for k in range(s0, s1):
-                            u = grid[k]
-                            if flat != 0 or u < 0 or u >= no:
-                                continue
-                            w0 = d3(other[3 * u])
-                            w1 = d3(other[3 * u + 1])
-                            w2 = d3(other[3 * u + 2])
-                            flat = coplanar_side(px, py, pz, c, w0, w1, w2)
-        if usable and flat == 0:
-            cx = cell_of(cf[0], origin_x, cell, nx)
-            cy = cell_of(cf[1], origin_y, cell, ny)
-            cz0 = cell_of(cf[2], origin_z, cell, nz)
+            flat = flat_side(pieces, q, c, other, grid, no, cells, cx, cy, cz0, nx, ny, nz)
             for cz in range(cz0, nz):
-                cc = (cz * ny + cy) * nx + cx
-                s0 = wp.clamp(grid[cc], wp.int32(cells) + 1, grid.shape[0])
-                s1 = wp.clamp(grid[cc + 1], s0, grid.shape[0])
+                if flat != 0:
+                    break
+                s0, s1 = cell_span(grid, (cz * ny + cy) * nx + cx, cells)
                 for k in range(s0, s1):
                     u = grid[k]
                     if u < 0 or u >= no:
