@@ -82,6 +82,14 @@ class Target(abc.ABC):
         """Bit -> short text of the reasons an env is invalid."""
         return {}
 
+    def sweep_fields(self) -> dict[str, Any]:
+        """The fields the view's sweep mode can move ({}: no sweep mode)."""
+        return {}
+
+    def sweep(self, params: Params, name: str, values: Any, num_envs: int, **kw: Any) -> Any:
+        """Sweeps field ``name`` over ``values`` at ``params``; a ``SweepResult``."""
+        raise ParamsError(f"sweep: expected a target that sweeps, got {type(self).__name__}")
+
     def live(self) -> bool:
         """True when the last cook read state that can move without a control moving (a
         graph's ``cpu.read`` digests): the view polls ``moved()`` then."""

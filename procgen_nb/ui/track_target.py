@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,55 @@ class TrackTarget(Target):
                 b: _SHORT_REASONS.get(b, t.split(" (")[0]) for b, t in _reasons().items()
             }
         return dict(self._labels)
+
+    def sweep_fields(self) -> dict[str, Field]:
+        from .sweep_panel import sweepable
+
+        fields = self.params_class.fields()
+        return sweepable({k: fields[k] for k in [*self._own, *self._validity]})
+
+    def sweep(
+        self,
+        params: Params,
+        name: str,
+        values: Any,
+        num_envs: int,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        lock: Any = None,
+        chunks: int = 10,
+    ) -> Any:
+        """Sweeps field ``name`` over ``values`` with the other values of ``params``:
+        ``procgen_nb.track_gen.sweep`` on a generator of its own (``num_envs`` envs), in up
+        to ``chunks`` calls so ``progress(done, total)`` moves; None when ``cancelled()``
+        turns true between chunks. ``lock`` is held while the device works."""
+        from ..track_gen import sweep as run_sweep
+        from .sweep_panel import join_sweeps
+
+        own, validity, shared = self._split(params)
+        key = f"{'generator' if name in self._own else 'validity'}.{name}"
+        hold = lock if lock is not None else contextlib.nullcontext()
+        config = {k: v for k, v in shared.items() if k != "num_envs"}
+        with hold:
+            gen = _track_gen().track(
+                generator=self.generator,
+                generator_params=own or None,
+                validity=validity or None,
+                num_envs=num_envs,
+                **config,
+            )
+        values = np.asarray(values)
+        parts, done = [], 0
+        for piece in np.array_split(values, max(1, min(chunks, len(values)))):
+            if cancelled is not None and cancelled():
+                return None
+            with hold:
+                parts.append(run_sweep(gen, {key: piece}, progress=False))
+            done += len(piece)
+            if progress is not None:
+                progress(done, len(values))
+        return join_sweeps(parts)
 
     def _split(self, params: Params) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         d = params.to_dict()

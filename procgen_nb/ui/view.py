@@ -21,6 +21,11 @@ A graph whose cook read state through ``cpu.read`` digests is polled: every
 pauses while the picture cannot be seen (scrolled away, another tab, its output removed:
 the canvas says so) and stops with ``close()`` (``DigestPoller``).
 
+A track generator's view has a sweep mode (``SweepPanel``, a collapsed "sweep a parameter"
+section): the field last changed, swept over its slider range with
+``procgen_nb.track_gen.sweep`` in the background, drawn as the valid fraction and metric
+quantiles against the parameter, with a progress bar.
+
 Tests and notebooks drive it from Python::
 
     view = explore("polar")
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import html
+import threading
 import time
 from typing import Any
 
@@ -48,6 +54,7 @@ from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
 from .poll import POLL_INTERVAL, DigestPoller
+from .sweep_panel import SweepPanel
 from .targets import Target, as_target
 from .worker import CookLoop
 
@@ -85,6 +92,8 @@ class ExploreView(widgets.Box):
         frame: the last cooked ``Frame`` (None before the first cook finishes).
         error: the message of the last failed cook ("" after a cook succeeds).
         cooks: how many cooks finished (succeeded or failed).
+        sweep_panel: the sweep mode (a track generator's view), or None.
+        poller: the poller of a graph's ``cpu.read`` digests, or None.
 
     Raises:
         ParamsError: when ``target`` is none of the accepted kinds.
@@ -131,6 +140,18 @@ class ExploreView(widgets.Box):
             "", layout=widgets.Layout(width="100%", height="8em", display="none")
         )
         self.code_button.on_click(self._copy_code)
+        # held by a cook and by each chunk of a sweep: one of them uses the device at a time
+        self._device_lock = threading.RLock()
+        self.sweep_panel: SweepPanel | None = None
+        extra: list[widgets.Widget] = []
+        if self.target.sweep_fields():
+            self.sweep_panel = SweepPanel(self.target, lambda: self.form.value, self._device_lock)
+            sweep_box = widgets.Accordion(
+                children=[self.sweep_panel], titles=("sweep a parameter",)
+            )
+            sweep_box.selected_index = None
+            sweep_box.add_class("procgen-sweep-section")
+            extra.append(sweep_box)
         title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
         self._form_box = widgets.Box(
             [self.form],
@@ -142,14 +163,16 @@ class ExploreView(widgets.Box):
                 self._form_box,
                 widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
+                *extra,
                 self.progress,
                 self.status,
             ],
             layout=widgets.Layout(flex="0 1 360px", min_width="280px"),
         )
         left.add_class("procgen-controls")
+        sweep_image = [self.sweep_panel.image] if self.sweep_panel is not None else []
         right = widgets.VBox(
-            [self.canvas, report_box],
+            [self.canvas, *sweep_image, report_box],
             layout=widgets.Layout(flex="1 1 420px", min_width="300px"),
         )
         super().__init__(
@@ -241,7 +264,7 @@ class ExploreView(widgets.Box):
         loop = self.__dict__.get("_loop")
         if loop is not None:
             loop.close()
-        for name in ("form", "canvas", "report"):
+        for name in ("form", "canvas", "report", "sweep_panel"):
             w = self.__dict__.get(name)
             if w is not None:
                 w.close()
@@ -307,6 +330,10 @@ class ExploreView(widgets.Box):
             return
         self._edited_at = time.time() * 1e3
         self._loop.request(change["new"])
+        if self.sweep_panel is not None:  # the sweep follows the parameter just moved
+            moved = _changed_fields(change["old"], change["new"])
+            if moved:
+                self.sweep_panel.follow(moved[0])
 
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
@@ -373,7 +400,8 @@ class ExploreView(widgets.Box):
             self.progress.layout.visibility = "visible"
             self.status.value = "<span>cooking…</span>"
         try:
-            frame = self.target.cook(params, self._progress if first else _no_progress)
+            with self._device_lock:
+                frame = self.target.cook(params, self._progress if first else _no_progress)
             cooked = time.time() * 1e3
             self.canvas.show(
                 frame,

@@ -10,6 +10,7 @@ import warp as wp
 from procgen_nb.errors import ParamsError
 from procgen_nb.params import Field, Params
 from procgen_nb.track_gen import presets
+from procgen_nb.track_gen.config import ValidityParams
 from procgen_nb.track_gen.plugin import GeneratorSpec, registry
 from procgen_nb.ui import TrackTarget, explore
 
@@ -17,7 +18,7 @@ from procgen_nb.ui import TrackTarget, explore
 def _reference(**kw):
     """The same tracks made directly with presets.track, read back with NumPy."""
     own = {k: kw.pop(k) for k in ("lobes", "radius_jitter", "min_radius") if k in kw}
-    validity = {k: kw.pop(k) for k in ("min_turn_radius", "track_width") if k in kw}
+    validity = {k: kw.pop(k) for k in ValidityParams.fields() if k in kw}
     epoch = kw.pop("epoch", 0)
     gen = presets.track(generator="polar", generator_params=own, validity=validity, **kw)
     res = gen.generate(epoch=epoch)
@@ -100,7 +101,7 @@ def test_polar_code_recreates_the_generator(polar):
     gen = ns["generator"]
     p = polar.value.to_dict()
     assert gen.params.to_dict() == {k: p[k] for k in ("lobes", "radius_jitter", "min_radius")}
-    assert gen.config.validity.to_dict() == {k: p[k] for k in ("min_turn_radius", "track_width")}
+    assert gen.config.validity.to_dict() == {k: p[k] for k in ValidityParams.fields()}
     cfg = gen.config
     assert (cfg.num_envs, cfg.num_points, cfg.seed, cfg.epoch) == (9, 64, 5, p["epoch"])
     np.testing.assert_array_equal(ns["result"].xy.numpy().reshape(9, 64, 2), polar.frame.tracks)
