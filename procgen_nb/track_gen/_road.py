@@ -28,6 +28,23 @@ ROAD_OVERLAP = 64
 _NOT_CLOSED = 2
 
 
+def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
+    """``mesh.road_overlap_batch`` over chunks of envs small enough that its grid keeps cells
+    of ``width`` (each road on its own layer of cells): past ``mesh.MAX_CELLS`` it widens the
+    cells, a layer may then sit on a cell boundary, and a road binned in one cell by the host
+    (float64) and looked up in the one below by the kernel (float32) loses its hits."""
+    from .. import mesh
+
+    ext = xy.max(axis=(0, 1)) - xy.min(axis=(0, 1)) + 2.0 * width  # every ribbon's extent
+    per_road = 4 * int(np.prod(np.ceil(ext / width) + 2))  # cells of one layer, 4 deep
+    chunk = max(1, mesh.MAX_CELLS // per_road)
+    parts = [
+        mesh.road_overlap_batch(xy[a : a + chunk], width, device=device)
+        for a in range(0, len(xy), chunk)
+    ]
+    return np.concatenate(parts)
+
+
 def road_check(
     res: TrackResult, active: wp.array, width: Callable[[], float]
 ) -> Callable[[Any], None]:
@@ -38,8 +55,6 @@ def road_check(
     E, N = res.num_envs, res.num_points
 
     def run(ctx: Any) -> None:
-        from .. import mesh
-
         w = float(width())
         hit = np.zeros(E, np.int32)
         if w > 0.0:
@@ -49,7 +64,7 @@ def road_check(
                 act = ctx.readback(active)
             ok = (act != 0) & ((reason & _NOT_CLOSED) == 0)
             if ok.any():
-                hit[ok] = mesh.road_overlap_batch(xy[ok], w, device=ctx.device)
+                hit[ok] = _overlaps(xy[ok], w, ctx.device)
         mark_rejected(
             ctx, ctx.upload(hit, wp.int32), E, ROAD_OVERLAP, res.valid, res.reason, active
         )

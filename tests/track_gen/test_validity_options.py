@@ -197,3 +197,17 @@ def test_default_validity_is_drivable(generator):
     part = TrackGenConfig(scale=2.0, validity={"min_turn_radius": 0.0}).validity
     assert part.min_turn_radius == 0.0 and part.track_width == 2 * DRIVABLE["track_width"]
     assert TrackGenConfig(validity="drivable").validity == TrackGenConfig().validity
+
+
+def test_road_overlap_of_many_envs_matches_the_reference():
+    # enough roads that one grid of width-sized cells would pass mesh.MAX_CELLS: the check
+    # splits them into batches that keep the cells (a wider cell lost whole roads)
+    from procgen_nb.track_gen import presets
+
+    w, E = 0.05, 600
+    tg = presets.track("hull", num_envs=E, num_points=32, seed=4, validity=NO_DRIVE)
+    xy = tg.generate().numpy()["xy"]
+    got = pipeline(xy, track_width=w, min_turn_radius=0.0, road_overlap=True).generate().numpy()
+    want = np.array([road_overlap_reference(t, w) for t in xy])
+    assert want.sum() >= 10 and not want.all()
+    np.testing.assert_array_equal((got["reason"] & ROAD) != 0, want)
