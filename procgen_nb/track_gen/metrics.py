@@ -2,8 +2,9 @@
 
 ``metrics.compute(result)`` (or ``result.metrics()``) returns one NumPy array per metric,
 one value per env; ``metrics.table(result)`` the same as a ``pyarrow.Table`` (a dict of
-arrays is all pyarrow needs: no pandas). Two launches per call (one thread per env, then
-one thread per point) and one readback per metric; no Python loop over envs.
+arrays is all pyarrow needs: no pandas). Four launches per call, each one thread per env
+(on the CPU, per worker thread over its share of the envs), and one readback per metric;
+no Python loop over envs.
 
 Definitions (``p_i`` the ``N`` points of a closed loop, ``L`` its length, ``h = L/N``):
 
@@ -30,6 +31,7 @@ A loop with a non-finite point gets NaN (``turning_number`` 0).
 
 from __future__ import annotations
 
+import contextvars
 import math
 import numbers
 from typing import Any
@@ -55,12 +57,15 @@ METRICS: dict[str, tuple[str, str, str]] = {
 
 
 class _Scratch:
-    """The device arrays of one result's metrics (allocated once, reused call after call)."""
+    """The device arrays of one result's metrics (allocated once, reused call after call),
+    and the shares of the envs the CPU threads split (``_shares``)."""
 
-    def __init__(self, device: Any, E: int):
+    def __init__(self, device: Any, E: int, N: int):
         f32 = lambda: wp.zeros(E, dtype=wp.float32, device=device)  # noqa: E731
         f64 = lambda: wp.zeros(E, dtype=wp.float64, device=device)  # noqa: E731
-        self.length64, self.hmax, self.clear64 = f64(), f64(), f64()
+        self.length64, self.hmax, self.hmin, self.clear64 = f64(), f64(), f64(), f64()
+        self.cum = wp.zeros(E * (N + 1), dtype=wp.float64, device=device)
+        self.start = wp.zeros(E * N, dtype=wp.int32, device=device)
         self.out = {
             "length": f32(),
             "min_turn_radius": f32(),
@@ -71,6 +76,57 @@ class _Scratch:
             "extent_x": f32(),
             "extent_y": f32(),
         }
+        self.shares: list[_Share] | None = None
+
+
+class _Share:
+    """Envs ``[a, b)``: views of the result's points and of the scratch arrays, and the
+    launch context of the thread that runs them."""
+
+    def __init__(self, ctx: Any, xy: wp.array, s: _Scratch, N: int, a: int, b: int):
+        self.ctx, self.E, self.N = ctx, b - a, N
+        self.xy = xy[a * N : b * N]
+        self.cum, self.start = s.cum[a * (N + 1) : b * (N + 1)], s.start[a * N : b * N]
+        env = lambda arr: arr[a:b]  # noqa: E731
+        self.length64, self.hmax, self.hmin, self.clear64 = map(
+            env, (s.length64, s.hmax, s.hmin, s.clear64)
+        )
+        self.out = {k: env(v) for k, v in s.out.items()}
+
+    def run(self, ratio: float, clearance: bool) -> None:
+        ctx, E, N, o = self.ctx, self.E, self.N, self.out
+        ctx.launch(
+            _mk._env_metrics_k,
+            E,
+            [self.xy, N, ratio, self.length64, self.hmax, o["min_turn_radius"]]
+            + [o["max_curvature"], o["turning_number"], o["straight_fraction"], o["extent_x"]]
+            + [o["extent_y"], self.clear64, self.hmin, self.cum],
+        )
+        if clearance:
+            ctx.launch(_mk._start_k, E, [N, self.length64, self.hmin, self.cum, self.start])
+            args = [self.xy, N, self.length64, self.hmax, self.start, self.clear64]
+            ctx.launch(_mk._clearance_k, E, args)
+        else:
+            ctx.fill(self.clear64, math.nan)
+        args = [self.clear64, self.length64, o["min_clearance"], o["length"]]
+        ctx.launch(_mk._finish_k, E, args)
+
+
+def _shares(result: Any, s: _Scratch) -> list[_Share]:
+    """On the CPU, one share per worker thread (``PROCGEN_NB_THREADS``, at least
+    ``MIN_ENVS_PER_THREAD`` envs each), as the pipeline splits a call; one elsewhere."""
+    if s.shares is None:
+        from . import _threads
+        from .exec import LaunchContext
+
+        ctx, E, N = result.ctx, result.num_envs, result.num_points
+        T = 1
+        if not wp.get_device(ctx.device).is_cuda:
+            T = max(1, min(_threads.threads_wanted(), E // _threads.MIN_ENVS_PER_THREAD))
+        cut = [E * t // T for t in range(T + 1)]
+        ctxs = [ctx] + [LaunchContext(ctx.device) for _ in range(T - 1)]
+        s.shares = [_Share(c, result.xy, s, N, a, b) for c, a, b in zip(ctxs, cut, cut[1:])]
+    return s.shares
 
 
 def _check_ratio(straight_ratio: Any) -> float:
@@ -88,7 +144,9 @@ def enqueue(
     each, by name; ``crossings`` is the result's own array). Nothing is read back.
 
     ``clearance=False`` skips ``min_clearance`` (the one metric that looks at pairs of
-    points: most of the cost on the CPU) and leaves it NaN.
+    points: most of the cost on the CPU) and leaves it NaN. On the CPU the envs are split
+    across worker threads as the pipeline splits a call (``PROCGEN_NB_THREADS``); every
+    kernel works per env, so the values are the same.
 
     Raises:
         ParamsError: a ``straight_ratio`` that is not a number > 0, or a result without
@@ -104,20 +162,32 @@ def enqueue(
     cache = result._metric_arrays
     s = cache.get("scratch")
     if s is None:
-        s = cache["scratch"] = _Scratch(ctx.device, E)
-    o = s.out
-    ctx.launch(
-        _mk._env_metrics_k,
-        E,
-        [result.xy, N, ratio, s.length64, s.hmax, o["min_turn_radius"], o["max_curvature"]]
-        + [o["turning_number"], o["straight_fraction"], o["extent_x"], o["extent_y"], s.clear64],
-    )
-    if clearance:
-        ctx.launch(_mk._clearance_k, E * N, [result.xy, N, s.length64, s.hmax, s.clear64])
+        s = cache["scratch"] = _Scratch(ctx.device, E, N)
+    first = s.shares is None
+    shares = _shares(result, s)
+    if first or len(shares) == 1:  # a first call loads the kernels: one share after the other
+        for sh in shares:
+            sh.run(ratio, clearance)
     else:
-        ctx.fill(s.clear64, math.nan)
-    ctx.launch(_mk._finish_k, E, [s.clear64, s.length64, o["min_clearance"], o["length"]])
-    arrays = dict(o)
+        from ._threads import _get_pool, _part_error
+
+        pool = _get_pool(len(shares) - 1)
+        futs = [
+            pool.submit(contextvars.copy_context().run, sh.run, ratio, clearance)
+            for sh in shares[1:]
+        ]
+        errors = []
+        try:
+            shares[0].run(ratio, clearance)
+        except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
+            errors.append((0, exc))
+        for i, f in enumerate(futs, 1):
+            exc = f.exception()
+            if exc is not None:
+                errors.append((i, exc))
+        if errors:
+            raise _part_error(*errors[0])
+    arrays = dict(s.out)
     arrays["crossings"] = result.crossings
     return {name: arrays[name] for name in METRICS}
 

@@ -1,6 +1,6 @@
 """Parameter sweeps: valid fraction, rejection reasons and metric distributions on a grid.
 
-``sweep(generator, {"radius_jitter": np.linspace(0, 0.95, 41)}, num_envs=1024)`` generates
+``sweep(generator, {"radius_jitter": np.linspace(0, 1, 41)}, num_envs=1024)`` generates
 ``num_envs`` tracks at each grid point (the same env seeds and epoch at every point, so a
 curve shows the parameter's effect, not new dice) and keeps, per point, the valid
 fraction, the share of envs each reason bit rejects, and quantiles of every metric. Two
@@ -159,6 +159,19 @@ def _values(key: str, vals: Any) -> np.ndarray:
     return arr
 
 
+def _check_grid(
+    gen: Any, where: list[tuple[str, str]], keys: list[str], values: list[np.ndarray]
+) -> None:
+    """Refuses the first grid value its Params refuse, before any point is cooked."""
+    owners = {"generator": gen.params, "validity": gen.config.validity}
+    for (w, name), key, vals in zip(where, keys, values):
+        for i, v in enumerate(vals):
+            try:
+                owners[w].replace(**{name: v.item()})
+            except ParamsError as exc:
+                raise ParamsError(f"sweep grid {key!r} (value {i} of {len(vals)}): {exc}") from exc
+
+
 def sweep(
     generator: Any,
     grid: Mapping[str, Any],
@@ -186,8 +199,9 @@ def sweep(
         **config: ``TrackGenConfig`` fields when ``generator`` is a name.
 
     Raises:
-        ParamsError: an unknown key, empty values, unknown metrics, bad quantiles.
-        GeneratorError: a value the generator's Params refuse.
+        ParamsError: an unknown key, empty values, a value its Params refuse (every value
+            is checked before the first point is cooked; the message names the key, the
+            value and the accepted range), unknown metrics, bad quantiles.
     """
     from . import presets
     from .pipeline import TrackGenerator
@@ -212,6 +226,7 @@ def sweep(
     keys = list(grid)
     where = [_split_key(gen, k) for k in keys]
     values = [_values(k, grid[k]) for k in keys]
+    _check_grid(gen, where, keys, values)
     names = _metric_names(metrics)
     levels = _levels(q)
     shape = tuple(len(v) for v in values)

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import warp as wp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from procgen_nb.errors import ParamsError
 from procgen_nb.track_gen import REASONS, TrackResult, metrics, ops, presets
@@ -276,3 +278,74 @@ def test_drivable_validity_scales_and_keeps_only_tracks_a_car_that_wide_can_driv
     radius_bit = next(bit for bit, text in REASONS.items() if "turn radius" in text)
     flagged = (d["reason"] & radius_bit) != 0
     np.testing.assert_array_equal(flagged, ref["min_turn_radius"] < r)
+
+
+# -- the clearance search against every pair ---------------------------------------------------
+def _loops(seed: int, n: int) -> np.ndarray:
+    """Eight loops of ``n`` points that stress the clearance search: a circle (every pair
+    within rounding of the threshold at n/2), a jittered star, a pinched star, a loop sampled
+    unevenly (its shortest segment far below the mean: the turning rule steps aside), a
+    random polygon (crossings everywhere), a zigzag (every turn sharp), a loop with a
+    repeated point (a segment of length 0), and a stadium sampled coarsely."""
+    rng = np.random.default_rng(seed)
+    t = 2 * np.pi * np.arange(n) / n
+    ring = lambda r, tt=t: np.stack([r * np.cos(tt), r * np.sin(tt)], axis=1)  # noqa: E731
+    star = ring(1 + 0.4 * rng.uniform(-1, 1) * np.sin(rng.integers(2, 7) * t + rng.uniform(0, 6)))
+    pinch = ring(np.maximum(0.05, 1 - 0.97 * np.abs(np.cos(t))))
+    uneven = ring(1.0, np.sort(rng.uniform(0, 2 * np.pi, n)))
+    poly = rng.uniform(-1, 1, (n, 2))
+    zig = ring(1 + 0.3 * (-1.0) ** np.arange(n))
+    rep = ring(1.0 + 0.2 * np.sin(3 * t))
+    rep[n // 2] = rep[n // 2 - 1]
+    u = np.linspace(0, 4 + np.pi * 2, n, endpoint=False)  # perimeter of a 2x... stadium
+    sx = np.where(u < 2, u - 1, np.where(u < 2 + np.pi, 1 + np.sin(u - 2), 0))
+    stad = np.stack([sx, np.where(u < 2, 1.0, np.cos(np.clip(u - 2, 0, np.pi)))], axis=1)
+    loops = np.stack([ring(1.0), star, pinch, uneven, poly, zig, rep, stad, _teardrop(rng, n)])
+    return (loops * rng.uniform(0.1, 10)).astype(np.float32)
+
+
+def _teardrop(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A unit circle with a corner: two tangents meeting at a point that turns by T, sampled
+    evenly along the loop from the corner. A corner is the case where the chord is shortest
+    for the turning (cos(T/2) of the arc): with T about the limit 2 acos(2/pi) of the
+    turning rule, the pairs across it decide the clearance on either side of that limit."""
+    T = rng.uniform(1.70, 1.85)
+    D = 1 / math.sin((math.pi - T) / 2)  # the corner's distance from the centre
+    phi, leg = math.acos(1 / D), math.sqrt(D * D - 1)
+    total = 2 * leg + 2 * math.pi - 2 * phi
+    s = total * np.arange(n) / n
+    corner = np.array([D, 0.0])
+    down = corner + (np.array([math.cos(phi), -math.sin(phi)]) - corner) * (s / leg)[:, None]
+    a = -phi - (s - leg)  # clockwise round the far side of the circle
+    arc = np.stack([np.cos(a), np.sin(a)], axis=1)
+    up = (
+        np.array([math.cos(phi), math.sin(phi)])
+        + (corner - [math.cos(phi), math.sin(phi)])
+        * (((s - leg - (2 * math.pi - 2 * phi)) / leg)[:, None])
+    )
+    on_arc = (s >= leg) & (s < total - leg)
+    return np.where((s < leg)[:, None], down, np.where(on_arc[:, None], arc, up))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 90))
+def test_min_clearance_equals_the_every_pair_minimum(seed, n):
+    loops = _loops(seed, n)
+    got = result_of(loops, "cpu").metrics()["min_clearance"]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a segment of length 0
+        want = reference(loops)["min_clearance"]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+
+
+def test_split_across_threads_the_metrics_are_the_same_bytes(monkeypatch):
+    def run(threads: str) -> dict[str, np.ndarray]:
+        monkeypatch.setenv("PROCGEN_NB_THREADS", threads)
+        gen = presets.track("polar", {"radius_jitter": 0.8}, num_envs=600, num_points=64)
+        res = gen.generate()
+        res.metrics()
+        return res.metrics()  # the second call runs the shares at once
+
+    one, two = run("1"), run("2")
+    for name in metrics.METRICS:
+        np.testing.assert_array_equal(one[name], two[name], err_msg=name)
+    assert np.count_nonzero(one["min_clearance"] < one["length"] / math.pi) > 100

@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from procgen_nb.errors import GeneratorError, ParamsError
+from procgen_nb import _traffic
+from procgen_nb.errors import ParamsError
 from procgen_nb.track_gen import REASONS, presets, sweep
 
 BASE = {"num_envs": 24, "num_points": 48, "seed": 5, "device": "cpu"}
@@ -44,6 +45,7 @@ def check_point(res, idx, d, levels):
 
 def test_a_validity_sweep_replays_and_matches_fresh_generators():
     gen = presets.track("polar", **BASE)
+    before = gen.config.validity.min_turn_radius
     radii = [0.0, 0.1, 0.15, 0.25]
     res = sweep(
         gen, {"min_turn_radius": radii}, metrics=["length", "min_turn_radius"], progress=False
@@ -52,7 +54,7 @@ def test_a_validity_sweep_replays_and_matches_fresh_generators():
     assert res.valid_fraction[0] == 1.0 > res.valid_fraction[-1]
     for i, r in enumerate(radii):
         check_point(res, (i,), fresh(validity={"min_turn_radius": r}), res.q)
-    assert gen.config.validity.min_turn_radius == 0.0  # put back
+    assert gen.config.validity.min_turn_radius == before  # put back
 
 
 def test_a_static_generator_sweep_rebuilds_and_matches_fresh_generators():
@@ -121,7 +123,36 @@ def test_bad_arguments_are_refused(grid, kwargs, match):
         sweep(gen, grid, progress=False, **kwargs)
 
 
-def test_a_value_the_params_refuse_names_the_field():
+@pytest.mark.parametrize(
+    "key, values, where",
+    [
+        (
+            "radius_jitter",
+            [0.2, 0.5, 1.5],
+            r"'radius_jitter' \(value 2 of 3\).*\[0\.0, 1\.0\], got 1\.5",
+        ),
+        ("lobes", [4, 2, 8], r"'lobes' \(value 1 of 3\).*\[3, 64\], got 2"),
+        ("track_width", [0.1, -0.5], r"'track_width' \(value 1 of 2\).*got -0\.5"),
+        ("min_radius", [0.5, float("nan")], r"'min_radius'.*finite number, got nan"),
+    ],
+)
+def test_a_value_the_params_refuse_is_refused_before_any_point_is_cooked(key, values, where):
     gen = presets.track("polar", **{**BASE, "num_envs": 2})
-    with pytest.raises(GeneratorError, match="radius_jitter"):
-        sweep(gen, {"radius_jitter": [0.5, 1.0]}, progress=False)
+    gen.generate()
+    params, validity = gen.params, gen.config.validity
+    with _traffic.collect() as t, pytest.raises(ParamsError, match=where):
+        sweep(gen, {key: values}, progress=False)
+    assert (t.launches, t.replays, t.builds) == (0, 0, 0)
+    assert gen.params == params and gen.config.validity == validity
+
+
+def test_the_issue_example_sweeps_polar_jitter_from_0_to_1_by_replays():
+    # radius_jitter and min_radius are dynamic: a jitter sweep replays one recording
+    gen = presets.track("polar", **BASE)
+    grid = np.linspace(0, 1, 41)
+    names = ["length", "min_turn_radius", "min_clearance"]
+    res = sweep(gen, {"radius_jitter": grid}, metrics=names, progress=False)
+    assert res.shape == (41,) and res.rebuilds == 0
+    assert np.all(np.isfinite(res.quantiles["min_clearance"]))
+    for i in (0, 40):
+        check_point(res, (i,), fresh(generator_params={"radius_jitter": grid[i]}), res.q)

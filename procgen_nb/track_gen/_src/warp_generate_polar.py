@@ -119,7 +119,7 @@ def sample_polar_controls(
     Args:
         seeds_wp: ``[E]`` int32 base seeds.
         lobes: control radii per env (an integer in ``PolarParams``' bounds, [3, 64]).
-        radius_jitter: the jitter, pre-clamped by the caller to ``[0, 0.95]`` (the bounds
+        radius_jitter: the jitter, pre-clamped by the caller to ``[0, 1]`` (the bounds
             of ``PolarParams.radius_jitter``): it is used as given, not clamped (a jitter
             above 1 gives negative radii). ``sample_polar_controls_per_env`` clamps.
         out_radii_wp: ``[E * lobes]`` float32: radius ``k`` of env ``e`` at ``e * lobes + k``.
@@ -152,7 +152,7 @@ def sample_polar_controls_per_env(
     """Writes the control radii and the phase ``polar`` samples, with one jitter per env.
 
     Env ``e`` gets the samples ``sample_polar_controls`` gives for the jitter
-    ``radius_jitter_wp[e]`` clamped to ``PolarParams``' bounds ``[0, 0.95]`` (NaN: 0), on
+    ``radius_jitter_wp[e]`` clamped to ``PolarParams``' bounds ``[0, 1]`` (NaN: 0), on
     the device (an array-reading kernel: a curriculum can vary the jitter per env).
 
     Args:

@@ -19,10 +19,16 @@ class PolarParams(Params):
     owner = "polar"
     lobes: int = Field(8, bounds=(3, 64), soft=(3, 24), doc="control radii around the turn")
     radius_jitter: float = Field(
-        0.35, bounds=(0.0, 0.95), doc="how far each control radius strays from 1 (fraction)"
+        0.35,
+        bounds=(0.0, 1.0),
+        dynamic=True,
+        doc="how far each control radius strays from 1 (fraction)",
     )
     min_radius: float = Field(
-        0.2, bounds=(0.01, 1.0), doc="smallest radius of the loop before normalisation"
+        0.2,
+        bounds=(0.01, 1.0),
+        dynamic=True,
+        doc="smallest radius of the loop before normalisation",
     )
 
 
@@ -31,7 +37,9 @@ class Polar(_BuiltinStage):
 
     Star-shaped around the origin, so simple and counter-clockwise by construction; within
     ``1.125 * scale`` of the origin (the spline overshoots its control radii by at most 1/8
-    of their spread).
+    of their spread). ``radius_jitter`` up to 1 keeps it so: control radii reach 0, but
+    every radius is at least ``min_radius / (1 + radius_jitter)`` > 0.
+    ``radius_jitter`` and ``min_radius`` are dynamic (``b.param``): a change replays.
     Streams: ``polar.radius``, ``polar.phase``.
     """
 
@@ -46,14 +54,14 @@ class Polar(_BuiltinStage):
         radii = b.scratch("radii", float, b.E * lobes)
         phase = b.scratch("phase", float, b.E)
         sr, sa = b.salt("polar.radius"), b.salt("polar.phase")
-        a1 = [b.seed, b.active, sr, sa, lobes, params.radius_jitter, radii, phase]
-        a2 = [radii, phase, b.active, lobes, params.radius_jitter, params.min_radius, b.raw]
-        a2 += [b.scale, xy]
+        jitter, floor_r = b.param("radius_jitter"), b.param("min_radius")
+        a1 = [b.seed, b.active, sr, sa, lobes, jitter, radii, phase]
+        a2 = [radii, phase, b.active, lobes, jitter, floor_r, b.raw, b.scale, xy]
         E, raw = b.E, b.raw
 
         def enqueue(ctx: Any) -> None:
-            ctx.launch(_k._polar_ctrl_k, E * lobes, a1)
-            ctx.launch(_k._polar_k, E * raw, a2)
+            ctx.launch(_k._polar_ctrl_dyn_k, E * lobes, a1)
+            ctx.launch(_k._polar_dyn_k, E * raw, a2)
 
         return enqueue
 
