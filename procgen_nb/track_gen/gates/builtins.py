@@ -29,10 +29,15 @@ class ArcLengthParams(Params):
         0.2,
         bounds=(0.0, 0.95),
         dynamic=True,
+        unit="x gap",
         doc="how far a gate strays along the track (fraction of the gap)",
     )
-    min_count: int = Field(3, bounds=(1, 4096), soft=(1, 16), doc="fewest gates per env")
-    max_count: int = Field(24, bounds=(1, 4096), soft=(3, 64), doc="most gates per env")
+    min_count: int = Field(
+        3, bounds=(1, 4096), soft=(1, 16), unit="gates", doc="fewest gates per env"
+    )
+    max_count: int = Field(
+        24, bounds=(1, 4096), soft=(3, 64), unit="gates", doc="most gates per env"
+    )
 
 
 class ArcLength(GateStage):
@@ -80,7 +85,11 @@ class CurvatureParams(Params):
 
     owner = "curvature"
     window: int = Field(
-        4, bounds=(1, 64), soft=(1, 16), doc="points each side over which the turn is summed"
+        4,
+        bounds=(1, 64),
+        soft=(1, 16),
+        unit="points",
+        doc="points each side over which the turn is summed",
     )
     threshold: float = Field(
         0.4,
@@ -89,7 +98,9 @@ class CurvatureParams(Params):
         unit="rad",
         doc="the least turn over a window for a bend to get a gate",
     )
-    max_count: int = Field(24, bounds=(1, 4096), soft=(3, 64), doc="most gates per env")
+    max_count: int = Field(
+        24, bounds=(1, 4096), soft=(3, 64), unit="gates", doc="most gates per env"
+    )
 
 
 class Curvature(GateStage):
@@ -129,15 +140,21 @@ class FreeParams(Params):
     """Parameters of ``free``: random points of the unit square a minimum distance apart."""
 
     owner = "free"
-    gates: int = Field(8, bounds=(1, 4096), soft=(3, 32), doc="gates wanted per env")
+    gates: int = Field(8, bounds=(1, 4096), soft=(3, 32), unit="gates", doc="gates wanted per env")
     min_distance: float = Field(
         0.4,
         bounds=(0.0, 2.0),
         soft=(0.0, 1.0),
-        doc="least distance between two gates in the unit square, before normalization",
+        unit="x half-side",
+        doc="least distance between two gates in the [-1, 1] square (x its half-side), "
+        "before normalization",
     )
     tries: int = Field(
-        16, bounds=(1, 1024), soft=(1, 64), doc="candidate points drawn per wanted gate"
+        16,
+        bounds=(1, 1024),
+        soft=(1, 64),
+        unit="per gate",
+        doc="candidate points drawn per wanted gate",
     )
 
 

@@ -24,10 +24,12 @@ class BezierParams(Params):
     """Parameters of ``bezier``: corners in distinct grid cells, sorted by angle."""
 
     owner = "bezier"
-    min_corners: int = Field(5, bounds=(3, 32), doc="fewest corners")
-    max_corners: int = Field(10, bounds=(3, 32), doc="most corners")
-    grid: int = Field(4, bounds=(2, 12), doc="cells per side of the corner grid")
-    jitter: float = Field(0.8, bounds=(0.0, 1.0), doc="corner jitter inside its cell")
+    min_corners: int = Field(5, bounds=(3, 32), unit="corners", doc="fewest corners")
+    max_corners: int = Field(10, bounds=(3, 32), unit="corners", doc="most corners")
+    grid: int = Field(4, bounds=(2, 12), unit="cells", doc="cells per side of the corner grid")
+    jitter: float = Field(
+        0.8, bounds=(0.0, 1.0), unit="x cell", doc="corner jitter inside its cell (x cell side)"
+    )
     tension: float = Field(1.0, bounds=(0.0, 2.0), doc="tangent handle length (1: Catmull-Rom)")
 
 
@@ -88,11 +90,14 @@ class HullParams(Params):
     """Parameters of ``hull``: random points, their convex hull, displaced midpoints."""
 
     owner = "hull"
-    min_points: int = Field(8, bounds=(4, 64), doc="fewest random points")
-    max_points: int = Field(16, bounds=(4, 64), doc="most random points")
-    grid: int = Field(6, bounds=(2, 16), doc="cells per side of the point grid")
+    min_points: int = Field(8, bounds=(4, 64), unit="points", doc="fewest random points")
+    max_points: int = Field(16, bounds=(4, 64), unit="points", doc="most random points")
+    grid: int = Field(6, bounds=(2, 16), unit="cells", doc="cells per side of the point grid")
     displacement: float = Field(
-        0.35, bounds=(0.0, 1.0), doc="midpoint displacement along the edge normal (x edge length)"
+        0.35,
+        bounds=(0.0, 1.0),
+        unit="x edge",
+        doc="midpoint displacement along the edge normal (x edge length)",
     )
 
 
@@ -168,11 +173,24 @@ class VoronoiParams(Params):
     """Parameters of ``voronoi``: the Voronoi cells a wobbly ring passes through."""
 
     owner = "voronoi"
-    grid: int = Field(6, bounds=(3, 12), doc="Voronoi sites per side (one per jittered cell)")
-    jitter: float = Field(0.9, bounds=(0.0, 1.0), doc="site jitter inside its cell")
-    ring: float = Field(0.6, bounds=(0.2, 0.9), doc="radius of the ring walked (x scale)")
-    wobble: float = Field(0.25, bounds=(0.0, 0.6), doc="how far the ring strays from a circle")
-    ring_samples: int = Field(64, bounds=(12, 256), doc="points of the ring tested for their cell")
+    grid: int = Field(
+        6, bounds=(3, 12), unit="cells", doc="Voronoi sites per side (one per jittered cell)"
+    )
+    jitter: float = Field(
+        0.9, bounds=(0.0, 1.0), unit="x cell", doc="site jitter inside its cell (x cell side)"
+    )
+    ring: float = Field(
+        0.6, bounds=(0.2, 0.9), unit="x scale", doc="radius of the ring walked (x scale)"
+    )
+    wobble: float = Field(
+        0.25,
+        bounds=(0.0, 0.6),
+        unit="x ring",
+        doc="how far the ring strays from a circle (x its radius)",
+    )
+    ring_samples: int = Field(
+        64, bounds=(12, 256), unit="points", doc="points of the ring tested for their cell"
+    )
 
 
 class Voronoi(_BuiltinStage):
