@@ -7,7 +7,8 @@ guarded standard functions (patterns, ``string.rep``, table functions, ``load``)
 stays in one process (a watchdog thread only acts on a call past its ceiling): the cost
 is per call and per instruction. Each case times the same Lua function called through ``LuaState.call`` and
 through a plain ``lupa.LuaRuntime`` (no sandbox, no hook), best of ``--repeats``, and
-prints the ratio. Nothing is asserted.
+prints the ratio. The plain runtime's ``task.spawn`` is a bare coroutine create and
+resume (no scheduler, hook or watchdog). Nothing is asserted.
 
 Run: ``python benchmarks/lua_ceiling.py`` (``--smoke`` for tiny sizes, as the tests do).
 """
@@ -61,12 +62,25 @@ CASES = {
         200_000,
         100,
     ),
+    "task.spawn 100k functions": (
+        "function(n) local s = 0 for i = 1, n do task.spawn(function(k) s = s + k end, i) end "
+        "return s end",
+        100_000,
+        100,
+    ),
     "return a 100k list": (
         "function(n) local t = {} for i = 1, n do t[i] = i end return t end",
         100_000,
         100,
     ),
 }
+
+
+#: The plain reference of ``task.spawn``: a coroutine created and resumed at once.
+PLAIN_TASK = (
+    "task = {spawn = function(f, ...) local co = coroutine.create(f) "
+    "coroutine.resume(co, ...) return co end}"
+)
 
 
 def _best(fn, repeats: int) -> float:
@@ -94,6 +108,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     repeats = 1 if args.smoke else args.repeats
     hardened = LuaState()
     plain = lupa.LuaRuntime(unpack_returned_tuples=True)
+    plain.execute(PLAIN_TASK)
     rows: dict[str, float] = {}
     print(f"{'case':28} {'plain (ms)':>11} {'hardened (ms)':>14} {'ratio':>7}")
     print("-" * 63)
