@@ -177,7 +177,7 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
     if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
         return []
     E = cfg.num_envs
-    T = threads_for(E, cfg.num_points, tg._threads)
+    T = threads_for(E, cfg.num_points, tg._thread_cap)
     if T < 2:
         return []
     cut = [E * i // T for i in range(T + 1)]
@@ -186,7 +186,7 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
         c = copy.copy(cfg)
         c.num_envs, c.env_seeds = b - a, cfg.env_seed_values()[a:b]
         part = type(tg).__new__(type(tg))
-        part.ctx, part._override, part._threads = LaunchContext("cpu"), None, 1
+        part.ctx, part._override, part._thread_cap = LaunchContext("cpu"), None, 1
         part._parent, part._offset = tg, a
         part._setup(c)
         parts.append(part)

@@ -13,6 +13,11 @@ The pipeline, per call:
 The first call runs eagerly (the warm-up that loads every kernel); later calls replay a
 recording (Warp graph capture, on the CPU too), except a HOST generator, which runs
 eagerly each call between two replayed segments. A steady call reads nothing back.
+
+On the CPU a large call is split across ``PROCGEN_NB_THREADS`` worker threads (default:
+the cores available), each replaying its own recording over a share of the envs in place
+(``_threads``); the bytes are those of one thread. The step builders are in ``_steps``,
+``update()`` in ``_update``.
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ class TrackGenerator(_StepBuilder):
         if eager_cpu is not None:
             self.eager_cpu = eager_cpu
         self._override = generator
-        self._threads: int | None = None
+        self._thread_cap: int | None = None  # parts: 1 (a part never splits)
         self._parent: TrackGenerator | None = None
         self._setup(config)
 
