@@ -454,6 +454,24 @@ def test_booleans_of_a_box_and_a_turned_prism_sharing_z_planes_against_shapely(d
         _closed_edges(m, weld=1e-6)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("ulps", [-2, -1, 1, 2])
+def test_face_planes_a_float32_rounding_apart_are_one_plane(device, ulps):
+    """B's planes y = 0 and y = 2 (or x = 2, side by side) moved by a few float32 ulps:
+    within the tolerance, they are A's planes and the volumes stay the ones by hand."""
+    e = np.float32(ulps * 6e-8)
+    a = box_mesh(*A)
+    for (lo, hi), inter, vb in (
+        (((1, e, 0.5), (3, np.float32(2) - e, 1.5)), 2.0, 4.0),
+        (((np.float32(2) + e, 0, 0), (3, 2, 2)), 0.0, 4.0),
+    ):
+        b = box_mesh(lo, hi)
+        for mode, volume in (("intersection", inter), ("union", 8 + vb - inter)):
+            m = mesh_intersect(a, b, mode, device=device)
+            assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), (mode, lo)
+            _closed_edges(m, weld=1e-6)
+
+
 def _box_overlap(lo_a, hi_a, lo_b, hi_b):
     return float(np.prod(np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None)))
 

@@ -6,7 +6,9 @@ grid over B built by the node: ``nx*ny*nz`` cells of edge ``cell`` from ``origin
 ``c`` lists the ids ``grid[grid[c]:grid[c+1]]`` of the B triangles whose box meets it
 (offsets into ``grid`` itself; a range outside the buffer is clamped, a grid shorter than
 its cells lists nothing). A pair met in several cells is tested in one of them only:
-the cell at the low corner of the overlap of the two boxes' cell ranges.
+the cell at the low corner of the overlap of the two boxes' cell ranges. A's box is
+padded by four times the snap's tolerance (below) of the larger of its corners' and the
+grid's reach, so the boxes of a pair the snap makes touch always meet.
 
 TEST=tri3: the triangles cross when their cut (intersect_cuts: the overlap of A cut by
 B's plane and B cut by A's plane along the line where the planes meet) has a length. The
@@ -308,8 +310,17 @@ def intersect_pairs(
     p0 = a[3 * t]
     p1 = a[3 * t + 1]
     p2 = a[3 * t + 2]
-    lo = wp.min(wp.min(p0, p1), p2)
-    hi = wp.max(wp.max(p0, p1), p2)
+    # A's box padded by the reach of a snap (TOL of the corners' reach, A's or the grid's:
+    # B lies in the grid), so no pair the snap makes touch is passed over by its box
+    far = wp.vec3f(
+        wp.max(wp.abs(origin_x), wp.abs(origin_x + float(nx) * cell)),
+        wp.max(wp.abs(origin_y), wp.abs(origin_y + float(ny) * cell)),
+        wp.max(wp.abs(origin_z), wp.abs(origin_z + float(nz) * cell)),
+    )
+    reach = wp.max(wp.max(wp.length(p0), wp.length(p1)), wp.max(wp.length(p2), wp.length(far)))
+    pad = 4.0 * float(TOL) * reach
+    lo = wp.min(wp.min(p0, p1), p2) - wp.vec3f(pad, pad, pad)
+    hi = wp.max(wp.max(p0, p1), p2) + wp.vec3f(pad, pad, pad)
     x0 = cell_of(lo[0], origin_x, cell, nx)
     x1 = cell_of(hi[0], origin_x, cell, nx)
     y0 = cell_of(lo[1], origin_y, cell, ny)

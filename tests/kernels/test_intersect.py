@@ -324,3 +324,104 @@ def test_retri_marks_a_triangle_whose_pieces_do_not_fit(device):
     )
     count = host(split["piece_count"])
     np.testing.assert_array_equal(count, np.where(hits > 0, -1, 1))
+
+
+# -- faces in one plane --------------------------------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_face_touching_a_plane_along_an_edge_is_cut_along_that_edge(device):
+    """The rim of a coplanar overlap: B's triangle stands on A's plane (y = 0), its edge
+    from (1, 0, 0.5) to (1, 0, 3) crossing A's triangle; the cut is that edge within A.
+    Coplanar pairs (every corner on the other plane) are not listed."""
+    a = np.array([[[0, 0, 0], [0, 0, 2], [2, 0, 0]]], np.float32)  # in y = 0
+    b = np.array(
+        [
+            [[1, 0, 0.5], [1, 0, 3], [1, 1, 0.5]],  # stands on y = 0 along x = 1
+            [[0.5, 0, 0.2], [1.5, 0, 0.2], [0.5, 0, 1.0]],  # lies in y = 0: coplanar
+            [[1, 1e-7, 0.5], [1, 1e-7, 3], [1, 1, 0.5]],  # a float32 rounding above
+        ],
+        np.float32,
+    )
+    hits, start, out, total = run_pairs(a, b, device)
+    assert total == 2 and sorted(host(out["pair_b"])[:2].tolist()) == [0, 2]
+    cuts = run(
+        "intersect_cuts",
+        None,
+        {
+            "pair_a": out["pair_a"],
+            "pair_b": out["pair_b"],
+            "a": up(a.reshape(-1, 3), "Vec3", device),
+            "b": up(b.reshape(-1, 3), "Vec3", device),
+        },
+        out["pair_a_count"],
+    )
+    p0, p1 = host(cuts["p0"])[:2], host(cuts["p1"])[:2]
+    for k, u in enumerate(host(out["pair_b"])[:2]):
+        # x = 1 meets A's hypotenuse x + z = 2 at z = 1: the edge from z = 0.5 to 1 (B's
+        # corner as it is, A's chord end on A)
+        ends = sorted([tuple(p0[k].tolist()), tuple(p1[k].tolist())], key=lambda e: e[2])
+        np.testing.assert_array_equal(ends[0], b[u, 0])
+        np.testing.assert_allclose(ends[1], [1, 0, 1], atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_classify_flags_a_piece_on_the_other_surface_by_its_normal(device):
+    """A piece lying on a face of the other box is 2 where its normal agrees with the
+    face's (outward), 3 where it opposes; in the face's plane but off the face, and near
+    the face but off its plane, the ray decides (0 or 1)."""
+    sb = box_mesh((1, 0.5, 0.25), (3, 2.5, 1.75)).soup()
+    pieces = np.array(
+        [
+            [[1.5, 1.0, 1.75], [2.0, 1.0, 1.75], [1.5, 1.5, 1.75]],  # on the top, up: same
+            [[1.5, 1.0, 1.75], [1.5, 1.5, 1.75], [2.0, 1.0, 1.75]],  # down: opposite
+            [[1.0, 1.0, 0.5], [1.0, 1.0, 1.0], [1.0, 2.0, 0.5]],  # on x = 1, facing -x
+            [[1.0, 1.0, 0.5], [1.0, 2.0, 0.5], [1.0, 1.0, 1.0]],  # facing +x: opposite
+            [[3.2, 1.0, 1.75], [3.6, 1.0, 1.75], [3.2, 1.5, 1.75]],  # top plane, off B
+            [[1.5, 1.0, 1.7], [2.0, 1.0, 1.7], [1.5, 1.5, 1.7]],  # just under the top
+            [[0.0, 1.0, 0.5], [0.0, 2.0, 0.5], [0.0, 1.0, 1.0]],  # x = 0, off B
+        ],
+        np.float32,
+    )
+    n = len(pieces)
+    words, uni = _grid(sb)
+    cls = run(
+        "intersect_retri",
+        {"STAGE": "classify"},
+        {
+            "pieces": up(pieces.reshape(-1, 3), "Vec3", device),
+            "piece_count": up(np.ones(n, np.int32), "Int", device),
+            "other": up(sb, "Vec3", device),
+            "grid": up(words, "Int", device),
+            "m": n,
+        },
+        n,
+        {"room": 1, **uni},
+    )
+    assert host(cls["inside"]).tolist() == [2, 3, 2, 3, 0, 1, 0]
+
+
+def test_pairs_and_cuts_decide_with_the_same_predicates():
+    """intersect_pairs lists a pair exactly when intersect_cuts finds its cut a length:
+    the functions they share are the same text (each kernel is one file of the library,
+    with no include), and so are the grid helpers intersect_retri shares with pairs."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).parents[2] / "kernels"
+
+    def defs(name):
+        tree = ast.parse((root / name / f"{name}.py").read_text())
+        out = {}
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                out[node.name] = ast.dump(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                out[node.targets[0].id] = ast.dump(node)
+        return out
+
+    pairs, cuts, retri = defs("intersect_pairs"), defs("intersect_cuts"), defs("intersect_retri")
+    shared = ["TOL", "snap", "orient3", "less3", "edge_cross", "plane_cut", "pick_lo"]
+    shared += ["pick_hi", "tri_cut", "corner"]
+    for f in shared:
+        assert pairs[f] == cuts[f], f
+    for f in ("cell_of", "orient2"):
+        assert pairs[f] == retri[f], f
