@@ -232,13 +232,64 @@ def numpy_voronoi(seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, 
     return out
 
 
+def repulsive_initial(seeds, salt, n0=16, jitter=0.75, scale=1.0) -> np.ndarray:
+    """The initial star polygons of ``repulsive`` (stream ``repulsive.init``), [E, n0, 2]."""
+    key = _stream_key(seeds, salt("repulsive.init"))[:, None]
+    i = np.arange(n0)[None]
+    th = 2 * np.pi * i / n0 + 2 * np.pi * _rand01(key, n0)
+    r = 0.3 * scale * (1 + jitter * (2 * _rand01(key, i) - 1))
+    return np.stack([np.cos(th) * r, np.sin(th) * r], -1).astype(np.float32)
+
+
+def tangent_point_energy(xy: np.ndarray, chunk: int = 32) -> np.ndarray:
+    """Discrete tangent-point energy of closed loops, [E, N, 2] -> [E] (float64).
+
+    ``sum_{i != j, not neighbours} w_i w_j |T_i x (x_i - x_j)|^2 / |x_i - x_j|^4`` with
+    ``T_i`` the unit central-difference tangent and ``w_i`` half the two edges at ``i``:
+    a quadrature of the curve's tangent-point integral, so it does not depend on the
+    loop's size or position (lower: more relaxed, no near-contacts, no sharp corners).
+    """
+    xy = np.asarray(xy, dtype=np.float64)
+    n = xy.shape[1]
+    idx = np.arange(n)
+    sep = np.abs(idx[:, None] - idx[None])
+    far = (sep > 1) & (sep < n - 1)
+    out = []
+    for lo in range(0, len(xy), chunk):
+        p = xy[lo : lo + chunk]
+        t = np.roll(p, -1, 1) - np.roll(p, 1, 1)
+        t /= np.maximum(np.linalg.norm(t, axis=-1, keepdims=True), 1e-300)
+        w = 0.5 * (
+            np.linalg.norm(p - np.roll(p, 1, 1), axis=-1)
+            + np.linalg.norm(np.roll(p, -1, 1) - p, axis=-1)
+        )
+        d = p[:, :, None] - p[:, None]
+        cross = t[:, :, None, 0] * d[..., 1] - t[:, :, None, 1] * d[..., 0]
+        r2 = np.where(far, (d * d).sum(-1), 1.0)
+        k = np.where(far, cross * cross / np.maximum(r2 * r2, 1e-300), 0.0)
+        out.append(np.einsum("eij,ei,ej->e", k, w, w))
+    return np.concatenate(out)
+
+
+def four_point(p: np.ndarray, w: float = 1.0 / 16.0) -> np.ndarray:
+    """One subdivision of closed loops [E, n, 2] -> [E, 2n, 2]: the points stay, a new one
+    between ``p_i`` and ``p_i+1`` is ``(p_i + p_i+1) (1/2 + w) - (p_i-1 + p_i+2) w``
+    (``w = 1/16``: the 4-point interpolating scheme; ``w = 0``: the midpoint)."""
+    a, b, c, d = np.roll(p, 1, 1), p, np.roll(p, -1, 1), np.roll(p, -2, 1)
+    out = np.empty((p.shape[0], 2 * p.shape[1], 2), p.dtype)
+    out[:, 0::2] = b
+    out[:, 1::2] = (b + c) * p.dtype.type(0.5 + w) - (a + d) * p.dtype.type(w)
+    return out
+
+
 def numpy_repulsive(
     seeds,
     n,
     salt,
     n0=16,
-    levels=3,
+    levels=2,
     iters=24,
+    refine=3,
     growth=1.5,
     repulsion=1.0,
     smoothing=0.05,
@@ -248,24 +299,22 @@ def numpy_repulsive(
     confine=1.0,
     scale=1.0,
 ):
-    """``repulsive`` in NumPy (float32, all envs at once): a list of [raw, 2] loops."""
+    """``repulsive`` in NumPy (float32, all envs at once): a list of [raw, 2] loops.
+
+    Written from the generator's account (``track_gen/_src/warp_generate_repulsive.py``),
+    not from its kernels: every ordered pair of every env at once ([E, m, m] arrays), the
+    gradient per vertex as a sum over its row, the step from a copy of the positions.
+    """
     f32 = np.float32
     E = len(seeds)
-    key = _stream_key(seeds, salt("repulsive.init"))[:, None]
-    i = np.arange(n0)[None]
-    th = 2 * np.pi * i / n0 + 2 * np.pi * _rand01(key, n0)
-    r = 0.3 * scale * (1 + jitter * (2 * _rand01(key, i) - 1))
-    pos = np.stack([np.cos(th) * r, np.sin(th) * r], -1).astype(f32)
+    pos = repulsive_initial(seeds, salt, n0, jitter, scale)
     rest = (growth * np.linalg.norm(np.roll(pos, -1, 1) - pos, axis=-1)).astype(f32)
     perimeter = growth * 2 * np.pi * 0.3 * scale
     box = f32(confine * scale)
     for level in range(levels):
         m = n0 << level
         if level:
-            new = np.empty((E, m, 2), f32)
-            new[:, 0::2] = pos
-            new[:, 1::2] = (pos + np.roll(pos, -1, 1)) * f32(0.5)
-            pos = new
+            pos = four_point(pos)
             rest = np.repeat(rest * f32(0.5), 2, axis=1)
         h = f32(perimeter / m)
         steps = iters if level == 0 else max(1, iters >> level)
@@ -315,6 +364,8 @@ def numpy_repulsive(
             fz = frozen[live]
             fz |= moved < tol * h
             frozen[live] = fz
+    for _ in range(refine):
+        pos = four_point(pos)
     lo, hi = pos.min(1), pos.max(1)
     c = (lo + hi) * 0.5
     ext = (hi - lo).max(1) * 0.5
