@@ -113,8 +113,8 @@ class _Share:
 
 
 def _shares(result: Any, s: _Scratch) -> list[_Share]:
-    """On the CPU, one share per worker thread (``PROCGEN_NB_THREADS``, at least
-    ``MIN_ENVS_PER_THREAD`` envs each), as the pipeline splits a call; one elsewhere."""
+    """On the CPU, one share per worker thread as the pipeline splits a call
+    (``_threads.threads_for``: ``PROCGEN_NB_THREADS``, enough work each); one elsewhere."""
     if s.shares is None:
         from . import _threads
         from .exec import LaunchContext
@@ -122,7 +122,7 @@ def _shares(result: Any, s: _Scratch) -> list[_Share]:
         ctx, E, N = result.ctx, result.num_envs, result.num_points
         T = 1
         if not wp.get_device(ctx.device).is_cuda:
-            T = max(1, min(_threads.threads_wanted(), E // _threads.MIN_ENVS_PER_THREAD))
+            T = _threads.threads_for(E, N)
         cut = [E * t // T for t in range(T + 1)]
         ctxs = [ctx] + [LaunchContext(ctx.device) for _ in range(T - 1)]
         s.shares = [_Share(c, result.xy, s, N, a, b) for c, a, b in zip(ctxs, cut, cut[1:])]
