@@ -9,12 +9,14 @@ from procgen_nb.ui import params_form
 
 #: fields with a length, an angle or a ratio to something: the unit each states
 UNITS = {
-    ("generator", "bezier"): {"grid": "cells", "jitter": "x cell", "max_corners": "corners"},
-    ("generator", "hull"): {"displacement": "x edge", "max_points": "points"},
+    ("generator", "polar"): {"radius_jitter": "x radius", "min_radius": "x radius"},
+    ("generator", "checkpoint"): {"angle_jitter": "x sector"},
+    ("generator", "bezier"): {"grid": "cells", "jitter": "x cell"},
+    ("generator", "hull"): {"displacement": "x edge", "grid": "cells"},
     ("generator", "voronoi"): {"ring": "x scale", "wobble": "x ring", "jitter": "x cell"},
     ("gate_generator", "arc_length"): {"spacing": "world", "jitter": "x gap", "max_count": "gates"},
     ("gate_generator", "curvature"): {"threshold": "rad", "window": "points"},
-    ("gate_generator", "free"): {"min_distance": "x half-side", "gates": "gates"},
+    ("gate_generator", "free"): {"min_distance": "x half-side", "tries": "per gate"},
 }
 
 

@@ -140,7 +140,7 @@ class FreeParams(Params):
     """Parameters of ``free``: random points of the unit square a minimum distance apart."""
 
     owner = "free"
-    gates: int = Field(8, bounds=(1, 4096), soft=(3, 32), unit="gates", doc="gates wanted per env")
+    gates: int = Field(8, bounds=(1, 4096), soft=(3, 32), doc="gates wanted per env")
     min_distance: float = Field(
         0.4,
         bounds=(0.0, 2.0),

@@ -22,12 +22,14 @@ class PolarParams(Params):
         0.35,
         bounds=(0.0, 1.0),
         dynamic=True,
+        unit="x radius",
         doc="how far each control radius strays from 1 (fraction)",
     )
     min_radius: float = Field(
         0.2,
         bounds=(0.01, 1.0),
         dynamic=True,
+        unit="x radius",
         doc="smallest radius of the loop before normalisation",
     )
 
@@ -73,7 +75,10 @@ class CheckpointParams(Params):
     checkpoints: int = Field(10, bounds=(4, 64), soft=(4, 24), doc="checkpoints around the circle")
     radius_jitter: float = Field(0.35, bounds=(0.0, 0.9), doc="radius jitter (fraction)")
     angle_jitter: float = Field(
-        0.5, bounds=(0.0, 0.95), doc="angle jitter (fraction of the sector between checkpoints)"
+        0.5,
+        bounds=(0.0, 0.95),
+        unit="x sector",
+        doc="angle jitter (fraction of the sector between checkpoints)",
     )
 
 

@@ -24,8 +24,8 @@ class BezierParams(Params):
     """Parameters of ``bezier``: corners in distinct grid cells, sorted by angle."""
 
     owner = "bezier"
-    min_corners: int = Field(5, bounds=(3, 32), unit="corners", doc="fewest corners")
-    max_corners: int = Field(10, bounds=(3, 32), unit="corners", doc="most corners")
+    min_corners: int = Field(5, bounds=(3, 32), doc="fewest corners")
+    max_corners: int = Field(10, bounds=(3, 32), doc="most corners")
     grid: int = Field(4, bounds=(2, 12), unit="cells", doc="cells per side of the corner grid")
     jitter: float = Field(
         0.8, bounds=(0.0, 1.0), unit="x cell", doc="corner jitter inside its cell (x cell side)"
@@ -90,8 +90,8 @@ class HullParams(Params):
     """Parameters of ``hull``: random points, their convex hull, displaced midpoints."""
 
     owner = "hull"
-    min_points: int = Field(8, bounds=(4, 64), unit="points", doc="fewest random points")
-    max_points: int = Field(16, bounds=(4, 64), unit="points", doc="most random points")
+    min_points: int = Field(8, bounds=(4, 64), doc="fewest random points")
+    max_points: int = Field(16, bounds=(4, 64), doc="most random points")
     grid: int = Field(6, bounds=(2, 16), unit="cells", doc="cells per side of the point grid")
     displacement: float = Field(
         0.35,
