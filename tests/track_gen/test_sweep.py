@@ -156,3 +156,17 @@ def test_the_issue_example_sweeps_polar_jitter_from_0_to_1_by_replays():
     assert np.all(np.isfinite(res.quantiles["min_clearance"]))
     for i in (0, 40):
         check_point(res, (i,), fresh(generator_params={"radius_jitter": grid[i]}), res.q)
+
+
+def test_the_sweep_benchmark_runs_in_smoke_mode(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "sweep.py"
+    spec = importlib.util.spec_from_file_location("bench_sweep", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = mod.main(["--smoke"])
+    out = capsys.readouterr().out
+    assert "the 3 s target" in out and "load average" in out
+    assert rows["rebuilds"] == 0 and rows["numpy agrees"] is True
