@@ -261,7 +261,8 @@ def test_dataset_with_gates_and_drivable_validity_writes_courses(tmp_path, capsy
     args += ["--gate-param", 'gate_params={"spacing": 0.6}', "--validity", "track_width=0.08"]
     assert main(args) == 0
     manifest = json.loads((out / "_manifest.json").read_text())
-    assert manifest["config"]["validity"] == {"min_turn_radius": 0.025, "track_width": 0.08}
+    want = {"min_turn_radius": 0.025, "track_width": 0.08, "road_overlap": False}
+    assert manifest["config"]["validity"] == want
     assert manifest["config"]["course"]["gate_params"] == {"spacing": 0.6}
     table = pq.read_table(out)
     assert table.num_rows == 6 and "gate_position" in table.column_names
