@@ -19,6 +19,10 @@ The opt-in road-overlap check (``ValidityParams(road_overlap=True)``: the road r
 step) is timed per generator in its own table, with a shapely reference (the same triangles,
 ``STRtree`` and intersection areas, on a subset of the envs) and its agreement.
 
+For ``repulsive`` a section shows how relaxed its loops are: the tangent-point energy of
+the initial polygons and of the output, beside the former implementation's figures
+(``benchmarks/repulsive_quality.py``).
+
 The self-intersection check alone (``ops.is_simple``, stopping at the first crossing, and
 ``ops.self_intersections``, counting them all) is timed against ``shapely.is_simple`` (GEOS)
 on the same rings, with their agreement (``benchmarks/crossings.py``: more families).
@@ -48,6 +52,8 @@ from numpy_reference import (
     numpy_validity,
     shapely_road_overlap,
 )
+from repulsive_quality import TARGET_TRACKS as REPULSIVE_TARGET
+from repulsive_quality import relaxation_lines
 
 TARGET_TRACKS = 20_000  # valid tracks/s for polar and checkpoint with full validity
 #: envs of the shapely road-overlap reference (it runs one STRtree per env)
@@ -96,6 +102,7 @@ def run(
     print(header)
     print("-" * len(header))
     rings = None
+    relax: list[str] = []
     starred = False
     old_rows: list[str] = []
     for name in names:
@@ -157,6 +164,12 @@ def run(
         if name in ("polar", "checkpoint"):
             mark = "meets" if rate * valid >= TARGET_TRACKS else "below"
             print(f"{'':<12} valid tracks/s {rate * valid:.0f} ({mark} the {TARGET_TRACKS} target)")
+        if name == "repulsive":
+            mark = "meets" if rate * valid >= REPULSIVE_TARGET else "below"
+            print(
+                f"{'':<12} valid tracks/s {rate * valid:.0f} ({mark} the {REPULSIVE_TARGET} target)"
+            )
+            relax = relaxation_lines(tg.result.numpy()["xy"], tg.params)
 
     if starred:
         print("* validity checks only (no NumPy port of the generator), on the same tracks")
@@ -164,6 +177,9 @@ def run(
         f"checks: min_turn_radius {checks_on['r_min']:g}, track_width {checks_on['width']:g} "
         "(the defaults, DRIVABLE * scale); the NumPy reference applies the same ones"
     )
+    if "repulsive" in names:
+        print()
+        print("\n".join(relax))
     if old_rows:
         print()
         print("ratio against the former NumPy reference (O(N^2) resampler, brute-force crossings)")
