@@ -52,7 +52,8 @@ def update(
     if validity:
         new_v = cfg.validity.replace(**validity)
         for k in validity:
-            if k not in ValidityParams.dynamic_fields():
+            static = k not in ValidityParams.dynamic_fields()
+            if static and getattr(new_v, k) != getattr(cfg.validity, k):
                 rebuild = True  # road_overlap: a step more or less
             writes.append(("validity", k, getattr(new_v, k), ValidityParams))
         cfg.validity = new_v

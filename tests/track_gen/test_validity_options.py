@@ -211,3 +211,10 @@ def test_road_overlap_of_many_envs_matches_the_reference():
     want = np.array([road_overlap_reference(t, w) for t in xy])
     assert want.sum() >= 10 and not want.all()
     np.testing.assert_array_equal((got["reason"] & ROAD) != 0, want)
+
+
+def test_update_with_an_unchanged_road_overlap_does_not_rebuild():
+    loops = np.stack([_oval(64), _oval(64)]).astype(np.float32)
+    tg = pipeline(loops)
+    assert tg.update(validity={"road_overlap": False, "track_width": 0.1}) is False
+    assert tg.config.validity.track_width == 0.1 and not tg.host_driven
