@@ -6,7 +6,10 @@ person picks another), how many points and envs per point, and a button. A sweep
 ``procgen_nb.track_gen.sweep`` (its public API only) on a generator of its own, built at the
 values in effect, on a background thread, in chunks of grid points so the progress bar
 moves; then it draws the valid fraction, the share each reason rejects, and the metric
-quantiles against the parameter (``SweepResult.plot``) as a PNG beside the live picture.
+quantiles against the parameter (``SweepResult.plot``) as a PNG. The view shows either
+the live picture or the sweep's curves in its place (``shows``: a sweep started with the
+button switches to the curves; a control moved by a person brings the picture back), so
+the view keeps its size.
 The sweep's values span the field's slider range (its soft bounds), integers once each.
 
 Tests drive it from Python: ``panel.run(field, points=..., num_envs=..., wait=True)``.
@@ -78,7 +81,8 @@ class SweepPanel(widgets.VBox):
 
     Attributes:
         field, points, envs, button, progress, note: its controls.
-        image: the PNG of the last sweep (shown beside the live picture by the view).
+        image: the PNG of the last sweep (the view shows it in place of the live picture).
+        shows: "picture" or "sweep": what the view's picture area shows.
         result: the last ``SweepResult`` (None before the first sweep ends).
         error: the last sweep's error ("" after one succeeds).
     """
@@ -109,12 +113,18 @@ class SweepPanel(widgets.VBox):
         self.button = widgets.Button(
             description="Sweep", tooltip="run the sweep with the other values in effect"
         )
-        self.button.on_click(lambda _b: self.run())
+        self.button.on_click(lambda _b: self.run(show=True))
+        self.shows = widgets.ToggleButtons(
+            options=[("live picture", "picture"), ("sweep curves", "sweep")],
+            value="picture",
+            tooltip="what the view shows: the live picture or the last sweep's curves",
+            style={"button_width": "auto"},
+        )
         self.progress = widgets.FloatProgress(
             value=0.0, min=0.0, max=1.0, layout=widgets.Layout(visibility="hidden")
         )
         self.note = widgets.HTML("")
-        self.image = widgets.Image(format="png", layout=widgets.Layout(display="none"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
         self.result: Any = None
         self.error = ""
         self.runs = 0
@@ -128,6 +138,7 @@ class SweepPanel(widgets.VBox):
                 widgets.HBox([self.points, self.envs, self.button]),
                 self.progress,
                 self.note,
+                self.shows,
             ]
         )
         self.add_class("procgen-sweep")
@@ -149,10 +160,11 @@ class SweepPanel(widgets.VBox):
         points: int | None = None,
         num_envs: int | None = None,
         wait: bool = False,
+        show: bool = False,
         timeout: float = 300.0,
     ) -> Any:
         """Starts a sweep (a running one stops after its chunk); returns its result when
-        ``wait``.
+        ``wait``. ``show``: the view shows the curves in place of the picture when done.
 
         Raises:
             ParamsError: an unknown field or bad counts (before anything runs).
@@ -174,7 +186,7 @@ class SweepPanel(widgets.VBox):
         self.note.value = f"<span>sweeping {html.escape(readable(name))}…</span>"
         thread = threading.Thread(
             target=self._work,
-            args=(run_id, done, params, name, values, envs),
+            args=(run_id, done, params, name, values, envs, show),
             name="procgen-nb-sweep",
             daemon=True,
         )
@@ -189,7 +201,15 @@ class SweepPanel(widgets.VBox):
     def close(self) -> None:
         """Stops a running sweep after its chunk and closes the widgets."""
         self._run_id += 1
-        for w in (self.field, self.points, self.envs, self.button, self.progress, self.note):
+        for w in (
+            self.field,
+            self.points,
+            self.envs,
+            self.button,
+            self.progress,
+            self.note,
+            self.shows,
+        ):
             w.close()
         self.image.close()
         super().close()
@@ -202,6 +222,7 @@ class SweepPanel(widgets.VBox):
         name: str,
         values: np.ndarray,
         envs: int,
+        show: bool = False,
     ) -> None:
         def cancelled() -> bool:
             return run_id != self._run_id
@@ -222,7 +243,8 @@ class SweepPanel(widgets.VBox):
             png = _plot_png(res)
             self.result, self.error = res, ""
             self.image.value = png
-            self.image.layout.display = None
+            if show:
+                self.shows.value = "sweep"
             unit = self.fields[name].unit
             span = f"{values[0]:g} to {values[-1]:g}{' ' + unit if unit else ''}"
             self.note.value = (

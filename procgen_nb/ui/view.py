@@ -24,7 +24,8 @@ the canvas says so) and stops with ``close()`` (``DigestPoller``).
 A track generator's view has a sweep mode (``SweepPanel``, a collapsed "sweep a parameter"
 section): the field last changed, swept over its slider range with
 ``procgen_nb.track_gen.sweep`` in the background, drawn as the valid fraction and metric
-quantiles against the parameter, with a progress bar.
+quantiles against the parameter, with a progress bar; the curves show in place of the
+live picture until a control moves (or the panel switches back).
 
 Tests and notebooks drive it from Python::
 
@@ -170,9 +171,11 @@ class ExploreView(widgets.Box):
             layout=widgets.Layout(flex="0 1 360px", min_width="280px"),
         )
         left.add_class("procgen-controls")
-        sweep_image = [self.sweep_panel.image] if self.sweep_panel is not None else []
+        self._picture = widgets.Box([self.canvas], layout=widgets.Layout(width="100%"))
+        if self.sweep_panel is not None:
+            self.sweep_panel.shows.observe(self._show_sweep, names="value")
         right = widgets.VBox(
-            [self.canvas, *sweep_image, report_box],
+            [self._picture, report_box],
             layout=widgets.Layout(flex="1 1 420px", min_width="300px"),
         )
         super().__init__(
@@ -291,6 +294,12 @@ class ExploreView(widgets.Box):
             )
             self._loop.request(self.form.value)
 
+    def _show_sweep(self, change: dict[str, Any]) -> None:
+        """The picture area shows the live picture or the last sweep's curves."""
+        panel = self.sweep_panel
+        sweep = change["new"] == "sweep" and panel is not None
+        self._picture.children = (panel.image,) if sweep else (self.canvas,)
+
     def _shown(self, visible: bool) -> None:
         if self.poller is not None:
             self.poller.show(visible)
@@ -334,6 +343,7 @@ class ExploreView(widgets.Box):
             moved = _changed_fields(change["old"], change["new"])
             if moved:
                 self.sweep_panel.follow(moved[0])
+            self.sweep_panel.shows.value = "picture"  # the edit's picture
 
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
