@@ -219,6 +219,7 @@ def flat_side(
     px = d3(pieces[q])
     py = d3(pieces[q + 1])
     pz = d3(pieces[q + 2])
+    reach = wp.max(wp.max(wp.length(px), wp.length(py)), wp.length(pz))
     for dz in range(wp.max(cz - 1, 0), wp.min(cz + 2, nz)):
         for dy in range(wp.max(cy - 1, 0), wp.min(cy + 2, ny)):
             for dx in range(wp.max(cx - 1, 0), wp.min(cx + 2, nx)):
@@ -230,6 +231,15 @@ def flat_side(
                     w0 = d3(other[3 * u])
                     w1 = d3(other[3 * u + 1])
                     w2 = d3(other[3 * u + 2])
+                    # a triangle whose box (padded past the tolerance) misses c: not under it
+                    far = wp.max(wp.max(wp.length(w0), wp.length(w1)), wp.length(w2))
+                    pad = wp.float64(4.0e-6) * wp.max(reach, far)
+                    lo = wp.min(wp.min(w0, w1), w2)
+                    hi = wp.max(wp.max(w0, w1), w2)
+                    if c[0] < lo[0] - pad or c[1] < lo[1] - pad or c[2] < lo[2] - pad:
+                        continue
+                    if c[0] > hi[0] + pad or c[1] > hi[1] + pad or c[2] > hi[2] + pad:
+                        continue
                     f = coplanar_side(px, py, pz, c, w0, w1, w2)
                     if f != 0:
                         return f
