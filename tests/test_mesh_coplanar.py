@@ -277,3 +277,43 @@ def test_booleans_of_grid_boxes_against_the_winding_number_of_the_result(seed):
         w = _winding(p, m.soup()) if len(m.faces) else np.zeros(len(p))
         np.testing.assert_array_equal(w > 0.5, want, err_msg=mode)
         assert np.abs(w - np.round(w)).max() < 1e-3  # whole windings: a closed surface
+
+
+def _fan_box(lo, hi) -> Mesh:
+    """A box whose faces are each four triangles around the face's centre (another
+    triangulation than box_mesh's two per face), facing outward."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    tris = []
+    for k in range(3):
+        i, j = (k + 1) % 3, (k + 2) % 3
+        for side, sign in ((lo, -1), (hi, 1)):
+            quad = []
+            for u, v in ((0, 0), (1, 0), (1, 1), (0, 1)):  # counterclockwise about +k
+                p = np.empty(3)
+                p[k], p[i], p[j] = side[k], (lo, hi)[u][i], (lo, hi)[v][j]
+                quad.append(p)
+            if sign < 0:
+                quad = quad[::-1]
+            centre = np.mean(quad, axis=0)
+            tris += [[centre, quad[n], quad[(n + 1) % 4]] for n in range(4)]
+    return Mesh.from_soup(np.asarray(tris, np.float32).reshape(-1, 3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", ["same", "offset", "touching patch", "flush top"])
+def test_coplanar_faces_triangulated_differently(device, case):
+    """B's shared faces cut into four triangles around their centres, A's into two: a
+    piece of one lies on several triangles of the other, or on a diagonal of it. Both
+    orders of the arguments."""
+    (blo, bhi), inter = COPLANAR[case]
+    if case == "touching patch":
+        blo, bhi, inter = (2, 0, 0), (3, 2, 2), 0.0  # a whole face shared
+    a, b = box_mesh(*A), _fan_box(blo, bhi)
+    va, vb = 8.0, _box_volume(blo, bhi)
+    assert mesh_volume(b) == pytest.approx(vb)
+    for x, y, vx, vy in ((a, b, va, vb), (b, a, vb, va)):
+        want = {"intersection": inter, "union": vx + vy - inter, "difference": vx - inter}
+        for mode, volume in want.items():
+            m = mesh_intersect(x, y, mode, device=device)
+            assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), mode
+            _closed_edges(m)
