@@ -39,7 +39,6 @@ through them (the manifest's ``course.centerline`` says ``"through_gates"``).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
 import hashlib
 import io
@@ -54,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParamsError
+from . import _dataset_run
 
 FORMAT = "procgen_nb.track_dataset/1"
 MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
@@ -180,11 +180,6 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _shard_range(count: int, shard_size: int, index: int) -> tuple[int, int]:
-    start = index * shard_size
-    return start, min(count, start + shard_size)
-
-
 def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None = None) -> Any:
     """Generates tracks ``start..stop-1`` of the dataset ``spec`` (``resolve_config``'s
     output) and returns them as a ``pyarrow.Table``."""
@@ -265,14 +260,6 @@ def shard_bytes(spec: dict[str, Any], start: int, stop: int, device: str | None 
     return buf.getvalue()
 
 
-def _task(spec_json: str, index: int, start: int, stop: int) -> tuple[int, bytes, str]:
-    """What an executor runs: one shard, by value (picklable, module-level)."""
-    from ..device import get_device
-
-    device = get_device()
-    return index, shard_bytes(json.loads(spec_json), start, stop), device
-
-
 def _sha256(path: Path) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -316,32 +303,6 @@ def _load_manifest(out: Path) -> dict[str, Any] | None:
         raise ParamsError(f"dataset manifest {out / MANIFEST}: expected JSON, got {exc}") from exc
 
 
-def _executor(executor: Any, scheduler: Any) -> tuple[Any, Any]:
-    """Returns (executor, client to close) from the arguments of ``write``."""
-    if scheduler is not None and executor is not None:
-        raise ParamsError("dataset.write: expected executor= or scheduler=, got both")
-    if scheduler is not None:
-        from distributed import Client
-
-        if isinstance(scheduler, Client):
-            return scheduler.get_executor(), None
-        if not isinstance(scheduler, str):
-            raise ParamsError(
-                f"dataset.write scheduler: expected 'tcp://host:port' or a distributed.Client, "
-                f"got {scheduler!r}"
-            )
-        client = Client(scheduler)
-        return client.get_executor(), client
-    if executor is None or isinstance(executor, cf.Executor):
-        return executor, None
-    if hasattr(executor, "get_executor"):  # a distributed.Client
-        return executor.get_executor(), None
-    raise ParamsError(
-        f"dataset.write executor: expected a concurrent.futures.Executor, a distributed.Client "
-        f"or None, got {executor!r}"
-    )
-
-
 def write(
     config: Any,
     count: int,
@@ -352,6 +313,7 @@ def write(
     scheduler: Any = None,
     straight_ratio: float = 2.0,
     progress: bool = True,
+    threads: int | None = None,
 ) -> dict[str, Any]:
     """Writes ``count`` tracks of ``config`` as Parquet shards and a manifest under ``out``.
 
@@ -366,6 +328,9 @@ def write(
         scheduler: a Dask scheduler address (``"tcp://host:port"``) or ``distributed.Client``.
         straight_ratio: ``metrics``' straight threshold.
         progress: show a progress bar (tracks, tracks/s, ETA).
+        threads: the CPU threads a shard's calls split across (``PROCGEN_NB_THREADS``
+            while it runs). None: as set in this process; 1 on an executor, whose workers
+            each take a core already (a shard split further only competes with them).
 
     Returns:
         The manifest (also in ``out/_manifest.json``), with ``"written"`` and ``"skipped"``
@@ -376,6 +341,7 @@ def write(
     """
     count = _positive_int("count", count)
     shard_size = _positive_int("shard_size", shard_size)
+    threads = None if threads is None else _positive_int("threads", threads)
     spec = resolve_config(config, straight_ratio)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -418,13 +384,15 @@ def write(
     _save_manifest(out, manifest)
     bar = _bar(progress, count, sum(_size(count, shard_size, i) for i in todo))
     spec_json = _canonical(spec)
-    ex, client = _executor(executor, scheduler)
+    ex, client = _dataset_run.executor_of(executor, scheduler)
+    if threads is None and ex is not None:
+        threads = 1
     try:
-        results = _run(ex, spec_json, todo, count, shard_size)
+        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads)
         for index, data, device in results:
             path = out / _shard_name(index)
             _atomic_write(path, data)
-            start, stop = _shard_range(count, shard_size, index)
+            start, stop = _dataset_run.shard_range(count, shard_size, index)
             manifest["shards"][str(index)] = {
                 "file": path.name,
                 "tracks": [start, stop],
@@ -451,7 +419,7 @@ def _positive_int(name: str, value: Any) -> int:
 
 
 def _size(count: int, shard_size: int, index: int) -> int:
-    start, stop = _shard_range(count, shard_size, index)
+    start, stop = _dataset_run.shard_range(count, shard_size, index)
     return stop - start
 
 
@@ -483,21 +451,6 @@ def _bar(progress: bool, total: int, todo: int) -> Any:
         desc="dataset",
         smoothing=0.1,
     )
-
-
-def _run(ex: Any, spec_json: str, todo: list[int], count: int, shard_size: int):
-    """Yields (index, bytes, device) as shards finish (in order when in-process)."""
-    if ex is None:
-        for i in todo:
-            yield _task(spec_json, i, *_shard_range(count, shard_size, i))
-        return
-    futures = [ex.submit(_task, spec_json, i, *_shard_range(count, shard_size, i)) for i in todo]
-    try:
-        for fut in cf.as_completed(futures):
-            yield fut.result()
-    finally:
-        for fut in futures:
-            fut.cancel()
 
 
 def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool = False) -> Any:

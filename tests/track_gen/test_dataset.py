@@ -154,12 +154,38 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"config": {"bogus": 1}}, "expected fields"),
         ({"config": {"env_seeds": [1]}}, "env_seeds"),
         ({"executor": "threads"}, "executor"),
+        ({"threads": 0}, "threads"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
     args = {"config": CONFIG, "count": 4, "out": tmp_path, "shard_size": 4, "progress": False}
     with pytest.raises(ParamsError, match=match):
         dataset.write(**{**args, **kwargs})
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
+    tmp_path, reference, monkeypatch, threads
+):
+    seen = []
+    real = dataset.shard_bytes
+
+    def spy(*args, **kwargs):
+        seen.append(os.environ.get("PROCGEN_NB_THREADS"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dataset, "shard_bytes", spy)
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "3")
+    dataset.write(CONFIG, COUNT, tmp_path / "here", SHARD, progress=False, threads=threads)
+    assert set(seen) == {"3" if threads is None else str(threads)}
+    assert _files(tmp_path / "here") == reference
+    seen.clear()
+    # on an executor a shard runs on one thread unless told: its workers take the cores
+    with cf.ThreadPoolExecutor(2) as ex:
+        dataset.write(CONFIG, COUNT, tmp_path / "ex", SHARD, ex, progress=False, threads=threads)
+    assert set(seen) == {"1" if threads is None else str(threads)}
+    assert _files(tmp_path / "ex") == reference
+    assert os.environ["PROCGEN_NB_THREADS"] == "3"  # put back
 
 
 # -- Dask ---------------------------------------------------------------------------------
