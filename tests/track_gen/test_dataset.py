@@ -176,16 +176,19 @@ def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
 
     monkeypatch.setattr(dataset, "shard_bytes", spy)
     monkeypatch.setenv("PROCGEN_NB_THREADS", "3")
+    want = {"3" if threads is None else str(threads)}  # None: the process's setting
     dataset.write(CONFIG, COUNT, tmp_path / "here", SHARD, progress=False, threads=threads)
-    assert set(seen) == {"3" if threads is None else str(threads)}
+    assert set(seen) == want
     assert _files(tmp_path / "here") == reference
     seen.clear()
-    # on an executor a shard runs on one thread unless told: its workers take the cores
     with cf.ThreadPoolExecutor(2) as ex:
         dataset.write(CONFIG, COUNT, tmp_path / "ex", SHARD, ex, progress=False, threads=threads)
-    assert set(seen) == {"1" if threads is None else str(threads)}
+    assert set(seen) == want
     assert _files(tmp_path / "ex") == reference
     assert os.environ["PROCGEN_NB_THREADS"] == "3"  # put back
+    seen.clear()
+    dataset.write(CONFIG, COUNT, tmp_path / "default", SHARD, progress=False)
+    assert set(seen) == {"1"}  # by default a shard runs on one thread
 
 
 # -- Dask ---------------------------------------------------------------------------------
