@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GeneratorError, ParamsError, ProcgenError
-from .exec import LaunchContext
+from .exec import LaunchContext, count_replay
 from .ops import _kernels as _k
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
     """
     parts = tg._parts
     errors: list[tuple[int, BaseException]] = []
+    recorded = mode not in parts[0]._plans
     if not all(mode in p._plans for p in parts):
         for i, p in enumerate(parts):  # a first call records: one part after the other
             try:
@@ -147,7 +148,10 @@ def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
         i, exc = errors[0]
         raise _part_error(i, exc)
     res = tg.result
-    tg.ctx.launch(_k._count_k, 1, [res.valid, tg.config.num_envs, res.valid_count])
+    quiet = parts[0].ctx  # the count is part of the call's traffic, counted below
+    quiet.launch(_k._count_k, 1, [res.valid, tg.config.num_envs, res.valid_count])
+    for rec in parts[0]._plans[mode]:  # the traffic of the call it splits, once
+        count_replay(rec, recorded)
     return res
 
 
@@ -164,8 +168,11 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
     }
     for name in ("_env_seed", "_user_mask", "_attempt", "_active"):
         out[name] = getattr(parent, name)[a : a + E]
+    res = vars(parent.result)
     for name in ("valid", "reason", "crossings", "turning"):
-        out[name] = getattr(parent.result, name)[a : a + E]
+        # the stored array: reading ``crossings`` may launch the full count of crossings
+        arr = res.get(f"_{name}", res.get(name))
+        out[name] = (arr if arr is not None else getattr(parent.result, name))[a : a + E]
     return out
 
 
@@ -187,6 +194,7 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
         c.num_envs, c.env_seeds = b - a, cfg.env_seed_values()[a:b]
         part = type(tg).__new__(type(tg))
         part.ctx, part._override, part._thread_cap = LaunchContext("cpu"), None, 1
+        part.ctx._quiet = True  # its traffic is counted by the caller, as one call's
         part._parent, part._offset = tg, a
         part._setup(c)
         parts.append(part)

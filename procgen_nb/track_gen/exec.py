@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from .._traffic import _count
 from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..launch import LaunchContext as _BaseLaunchContext
 from ..launch import Recording
@@ -85,7 +86,22 @@ class _TrackRecording(Recording):
             rec = _BaseLaunchContext.record(ctx, self._body)
             self._graph, self.launches = rec._graph, rec.launches
             self.copies, self.fills = rec.copies, rec.fills
+        if ctx._quiet:
+            wp.capture_launch(self._graph)
+            self.replays += 1
+            return
         super().replay()
+
+
+def count_replay(rec: Recording, recorded: bool = False) -> None:
+    """Counts the traffic of one replay of ``rec``, and with ``recorded`` the work emitted
+    while recording it (a quiet context's counts none: a split call counts, once, the
+    traffic of the call it splits)."""
+    for _ in range(2 if recorded else 1):
+        _count("launches", rec.launches)
+        _count("copies", rec.copies)
+        _count("fills", rec.fills)
+    _count("replays")
 
 
 class LaunchContext(_BaseLaunchContext):
@@ -104,6 +120,15 @@ class LaunchContext(_BaseLaunchContext):
         super().__init__(device, stream)
         self._strict = 0
         self.eager_cpu = bool(eager_cpu)
+        #: a quiet context's launches, copies, fills and replays are not counted in the
+        #: traffic counters (the share of a split call: the caller counts the call once)
+        self._quiet = False
+
+    def _emitted(self, kind: int) -> None:
+        if not self._quiet:
+            super()._emitted(kind)
+        elif self._recording is not None:
+            self._recording[kind] += 1
 
     def record(self, body: Callable[[], None]) -> Recording:
         """Records ``body`` (see ``procgen_nb.LaunchContext.record``). Inside a caller's
@@ -345,4 +370,4 @@ class StageBuilder:
         return self._param_buffer(name)
 
 
-__all__ = ["LaunchContext", "Recording", "StageBuilder", "capturing", "salt"]
+__all__ = ["LaunchContext", "Recording", "StageBuilder", "capturing", "count_replay", "salt"]

@@ -122,14 +122,32 @@ def test_the_parts_write_the_callers_arrays_in_place(monkeypatch, small_split):
         assert p._epoch is split._epoch and p._dyn is split._dyn
 
 
-def test_a_split_steady_call_replays_in_every_part_and_reads_nothing(monkeypatch, small_split):
-    _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
-    split.generate()
-    split.generate()
-    before = procgen_nb.traffic()
-    split.generate()
-    d = procgen_nb.traffic() - before
-    assert d.replays == 2 and d.readbacks == 0  # one replay per part, counted from the pool
+def test_a_split_call_counts_the_traffic_of_the_call_it_splits(monkeypatch, small_split):
+    """The traffic counters (and so the notebooks' printed counts) do not depend on the
+    thread count: a split call counts the replays, launches, copies and fills of the
+    one-thread call, construction included; a steady call reads nothing back."""
+    deltas: dict[str, list] = {"one": [], "split": []}
+    for key, threads in (("one", "1"), ("split", "3")):
+        monkeypatch.setenv("PROCGEN_NB_THREADS", threads)
+        before = procgen_nb.traffic()
+        tg = TrackGenerator(TrackGenConfig(generator="hull", num_envs=40, num_points=32))
+        deltas[key].append(procgen_nb.traffic() - before)
+        assert len(tg._parts) == (3 if key == "split" else 0)
+        mask = np.arange(40) % 2 == 0
+        for call, arg in (
+            (tg.generate, None),
+            (tg.generate, None),
+            (tg.generate, 5),
+            (tg.regenerate, None),
+            (tg.regenerate, None),
+            (tg.regenerate, mask),
+        ):
+            with procgen_nb.collect() as t:
+                call(arg)
+            deltas[key].append(t)
+    assert deltas["one"] == deltas["split"]
+    steady = deltas["split"][2]
+    assert steady.replays == 1 and steady.readbacks == 0 and steady.uploads == 0
 
 
 def test_eager_and_callers_capture_do_not_split(monkeypatch, small_split):
