@@ -12,6 +12,9 @@ their shares of the outputs in place, the parent counts the valid envs, and noth
 gathered. The bytes are those of one thread: every kernel works per env (or per point of
 an env), and a part runs the same kernels over its envs.
 
+The traffic counters count a split call as the call it splits: the parts' contexts are
+quiet, and the caller counts part 0's recordings once (``exec.count_replay``).
+
 Only replays run concurrently: a part's first call of a mode records, and Warp's CPU
 capture is global to the device in Python (``Device.is_capturing``), so until every part
 has recorded the mode the parts run one after the other. Modules are loaded by the
