@@ -317,3 +317,23 @@ def test_coplanar_faces_triangulated_differently(device, case):
             m = mesh_intersect(x, y, mode, device=device)
             assert mesh_volume(m) == pytest.approx(volume, abs=1e-5), mode
             _closed_edges(m)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_boolean_of_a_booleans_output_sharing_its_planes(device):
+    """An L (the union of two boxes sharing planes: a soup with T-junctions) against a box
+    flush with its z planes over its inner corner. By hand: the footprints overlap in
+    [0.5, 1.5] x [0.5, 1] and [0.5, 1] x [1, 1.5], 0.75, times the height 1."""
+    ell = mesh_intersect(
+        box_mesh((0, 0, 0), (2, 1, 1)), box_mesh((0, 0, 0), (1, 2, 1)), "union", device=device
+    )
+    assert mesh_volume(ell) == pytest.approx(3.0)
+    c = box_mesh((0.5, 0.5, 0), (1.5, 1.5, 1))
+    for x, y, want in (
+        (ell, c, {"intersection": 0.75, "union": 3.25, "difference": 2.25}),
+        (c, ell, {"intersection": 0.75, "union": 3.25, "difference": 0.25}),
+    ):
+        for mode, volume in want.items():
+            m = mesh_intersect(x, y, mode, device=device)
+            assert mesh_volume(m) == pytest.approx(volume, abs=1e-6), mode
+            _closed_edges(m)
