@@ -225,11 +225,14 @@ def test_default_run_matches_the_numpy_port(npref, device):
     jitter=st.floats(0.0, 0.9),
 )
 def test_runs_match_the_numpy_port(npref, seed, **params):
-    # float32 sums in another order: most envs agree to float32 rounding; an env whose
-    # freeze falls on the other side of the tolerance may drift further
+    # float32 sums in another order: most runs agree to 1e-5, but the growth buckles (an
+    # instability: it amplifies rounding, up to 1e-4 at boundary values such as
+    # repulsion=0), and an env whose freeze falls on the other side of the tolerance may
+    # drift further. A dropped term moves the median env far more (measured at seed 3,
+    # defaults: smoothing off 2e-2, repulsion off 0.6, growth 1.45 for 1.5: 5e-3)
     d = _compare_runs(npref, "cpu", seed, params)
-    assert np.median(d) < 1e-4, d
-    assert (d < 1e-3).mean() >= 0.75, d
+    assert np.median(d) < 1e-3, d
+    assert (d < 1e-2).mean() >= 0.75, d
 
 
 def test_the_loops_relax(npref):
