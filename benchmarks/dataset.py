@@ -61,6 +61,15 @@ def _timed(config: dict, count: int, out: Path, shard: int, repeats: int, **kwar
     return best
 
 
+def _cpu(client: object = None) -> float:
+    """CPU seconds used so far by this process (its Dask scheduler and client threads too)
+    and by each worker process of ``client``."""
+    used = time.process_time()
+    if client is not None:
+        used += sum(client.run(time.process_time).values())
+    return used
+
+
 def main(argv: list[str] | None = None) -> dict[str, object]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=16384)
@@ -82,7 +91,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     _warm(args.num_points, shard)
     with tempfile.TemporaryDirectory(prefix="bench-dataset-") as tmp:
         tmp = Path(tmp)
+        c0 = _cpu()
         one = _timed(config, n, tmp / "inproc", shard, reps)
+        cpu_one = (_cpu() - c0) / reps
         ref = _files(tmp / "inproc")
         size = sum(len(b) for b in ref.values())
         split = _timed(config, n, tmp / "split", shard, reps, threads=None)
@@ -105,7 +116,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         ):
             client.run(_warm, args.num_points, shard)
             start = time.perf_counter() - t0
+            c0 = _cpu(client)
             dask_s = _timed(config, n, tmp / "dask", shard, reps, scheduler=client)
+            cpu_dask = (_cpu(client) - c0) / reps
         rows["dask tracks/s"] = n / dask_s
         rows["dask start-up s"] = start
 
@@ -118,6 +131,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         same = all(_files(tmp / k) == ref for k in ("split", "dask", "pool"))
 
     rows["dask speedup"] = one / dask_s
+    # on idle cores the workers share the work and this process's part of it: what the
+    # CPU time says the speedup would be, when other processes leave the cores no time
+    idle = min(w, os.cpu_count() or w) * cpu_one / cpu_dask
+    rows["dask speedup from CPU time"] = idle
+    rows["cpu per track in-process us"] = cpu_one / n * 1e6
+    rows["cpu per track dask us"] = cpu_dask / n * 1e6
     rows["pool speedup"] = one / pool_s
     rows["bytes per track"] = size / n
     rows["identical bytes"] = same
@@ -134,6 +153,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     print(f"worker start-up (not timed above): Dask {start:.1f} s, process pool {pool_start:.1f} s")
     verdict = "meets" if one / dask_s >= TARGET else "misses"
     print(f"Dask speedup {one / dask_s:.2f}x with {w} workers ({verdict} the {TARGET}x target)")
+    print(
+        f"CPU per track: {cpu_one / n * 1e6:.0f} us in this process, {cpu_dask / n * 1e6:.0f} us "
+        f"on Dask (its workers and this process): {idle:.2f}x on {w} idle cores"
+    )
     print(f"on disk: {size / n:.0f} bytes per track ({args.num_points * 8} of them the centerline)")
     print(f"every run wrote the same bytes: {same}")
     print(_load())

@@ -32,6 +32,7 @@ from .config import ValidityParams
 
 #: the quantile levels kept by default
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+_UNSET = object()
 
 
 @dataclasses.dataclass
@@ -243,10 +244,14 @@ def sweep(
     rebuilds = 0
     bar = _bar(progress, math.prod(shape), keys)
     try:
+        last: dict[tuple[str, str], Any] = {}
         for idx in itertools.product(*(range(n) for n in shape)):
+            # only the fields that moved: an outer static key rebuilds once per value
             upd: dict[str, dict[str, Any]] = {"generator": {}, "validity": {}}
             for (w, n), vals, i in zip(where, values, idx):
-                upd[w][n] = vals[i].item()
+                v = vals[i].item()
+                if last.get((w, n), _UNSET) != v:
+                    upd[w][n] = last[(w, n)] = v
             rebuilt = gen.update(
                 generator_params=upd["generator"] or None, validity=upd["validity"] or None
             )

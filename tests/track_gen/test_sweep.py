@@ -60,7 +60,7 @@ def test_a_validity_sweep_replays_and_matches_fresh_generators():
 def test_a_static_generator_sweep_rebuilds_and_matches_fresh_generators():
     gen = presets.track("polar", **BASE)
     res = sweep(gen, {"lobes": [4, 12]}, metrics=["length", "min_turn_radius"], progress=False)
-    assert res.rebuilds >= 2
+    assert res.rebuilds == 3  # one per value, one to put lobes back
     for i, lobes in enumerate([4, 12]):
         check_point(res, (i,), fresh(generator_params={"lobes": lobes}), res.q)
     assert gen.params.lobes == 8
@@ -76,7 +76,7 @@ def test_a_2d_grid_visits_every_pair():
         q=(0.5,),
         progress=False,
     )
-    assert res.shape == (2, 3)
+    assert res.shape == (2, 3) and res.rebuilds == 0  # both fields dynamic: replays only
     for i, j in np.ndindex(2, 3):
         d = fresh(
             generator_params={"radius_jitter": [0.2, 0.9][i]},
@@ -144,6 +144,15 @@ def test_a_value_the_params_refuse_is_refused_before_any_point_is_cooked(key, va
         sweep(gen, {key: values}, progress=False)
     assert (t.launches, t.replays, t.builds) == (0, 0, 0)
     assert gen.params == params and gen.config.validity == validity
+
+
+def test_an_outer_static_key_rebuilds_once_per_value():
+    gen = presets.track("polar", **BASE)
+    res = sweep(gen, {"lobes": [4, 6], "radius_jitter": [0.1, 0.5, 0.9]}, progress=False)
+    assert res.shape == (2, 3) and res.rebuilds == 3  # lobes 4, lobes 6, lobes back to 8
+    for i, j in np.ndindex(2, 3):
+        params = {"lobes": [4, 6][i], "radius_jitter": [0.1, 0.5, 0.9][j]}
+        check_point(res, (i, j), fresh(generator_params=params), res.q)
 
 
 def test_the_issue_example_sweeps_polar_jitter_from_0_to_1_by_replays():
