@@ -192,6 +192,16 @@ def _soup(m: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(s, np.float32)
 
 
+def _cells_of(x: np.ndarray, o: np.ndarray, cell: np.float32, dims: np.ndarray, side: int):
+    """The grid cell of each float32 coordinate as the kernel's ``cell_of`` finds it, one
+    cell wider on ``side`` (-1 low, 1 high) within 1e-4 of a cell's edge, so a rounding the
+    two sides do differently still leaves the kernel's cell among a triangle's cells."""
+    f = (x - o) / cell  # float32, as in the kernel
+    c = np.where(f >= dims, dims - 1, np.where(f > 0, np.trunc(f), 0)).astype(np.int64)
+    near = (f - np.floor(f) < 1e-4) if side < 0 else (np.ceil(f) - f < 1e-4)
+    return np.clip(c + side * near, 0, dims - 1)
+
+
 def _grid(soup: np.ndarray, cell: float | None = None):
     """Bins the triangles of a soup into a uniform grid; returns (words, uniforms)."""
     tri = soup.reshape(-1, 3, 3).astype(np.float64)
@@ -210,8 +220,12 @@ def _grid(soup: np.ndarray, cell: float | None = None):
             break
         cell *= 1.5
     origin = glo - 0.25 * cell * (span == 0)  # a flat extent sits inside its one cell
-    c0 = np.clip(np.floor((lo - origin) / cell), 0, dims - 1).astype(np.int64)
-    c1 = np.clip(np.floor((hi - origin) / cell), 0, dims - 1).astype(np.int64)
+    # the kernel takes origin and cell as float32 and finds a triangle's cells from its
+    # float32 corners: bin with the same numbers and the same float32 arithmetic
+    origin, cell = origin.astype(np.float32), np.float32(cell)
+    t32 = soup.reshape(-1, 3, 3).astype(np.float32)
+    c0 = _cells_of(t32.min(axis=1), origin, cell, dims, -1)
+    c1 = _cells_of(t32.max(axis=1), origin, cell, dims, 1)
     ext = c1 - c0 + 1
     per = ext.prod(axis=1)
     owner = np.repeat(np.arange(n), per)

@@ -31,8 +31,8 @@ _NOT_CLOSED = 2
 def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
     """``mesh.road_overlap_batch`` over chunks of envs small enough that its grid keeps cells
     of ``width`` (each road on its own layer of cells): past ``mesh.MAX_CELLS`` it widens the
-    cells, a layer may then sit on a cell boundary, and a road binned in one cell by the host
-    (float64) and looked up in the one below by the kernel (float32) loses its hits."""
+    cells, which stays exact (the grid is binned in the kernel's float32) but puts more
+    triangles in each cell to test."""
     from .. import mesh
 
     ext = xy.max(axis=(0, 1)) - xy.min(axis=(0, 1)) + 2.0 * width  # every ribbon's extent
