@@ -11,7 +11,8 @@ loop's size, and it is lower for a loop with fewer near-contacts and no sharp co
 "Initial" is the generator's star polygons (the ``repulsive.init`` stream, resampled to N
 points the same way), "relaxed" the generator's output for the same seeds, and "former" the
 figures of the implementation before issue 16 (three relaxed levels of 16, 32 and 64 points,
-midpoint subdivisions, three launches per step; commit 01d5dd0), measured on the same seeds
+24, 12 and 6 steps of at most 0.3 h, midpoint subdivisions, three launches per step;
+commit 01d5dd0), measured on the same seeds
 at E=1024, N=256 with the default Params: printed only at that size.
 """
 

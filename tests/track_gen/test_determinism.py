@@ -16,7 +16,7 @@ PINNED = {
     "checkpoint": "d4fad5b643c9274d2467bcbd01a3be5a608d87bcfaf5cab8e7c2bfa5f91066d2",
     "hull": "11524238bf81128e2562e37fc22c2a2c34cebb641c38f472966a52341ba7ec50",
     "polar": "856500026f403bbb2072aa432e17c1ea4758c24fc14ebae9ec0ea77c2130d84f",
-    "repulsive": "08635fddb5d34eaf6f435c76983f496b3d4d899c2c1c452af329a48b583257c2",
+    "repulsive": "8da61cb64b0a1f32c6996ca6451eabe12feaf4e1b3fe6ab40c19bf84d82570eb",
     "voronoi": "d171fec510cc76f0e45c2667caf09182facff6f42af23f11027d81600f856b67",
 }
 

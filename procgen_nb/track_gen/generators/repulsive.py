@@ -49,7 +49,7 @@ class RepulsiveParams(Params):
         2, bounds=(1, 4), doc="relaxed levels, coarse to fine (points double each level)"
     )
     iterations: int = Field(
-        24,
+        16,
         bounds=(1, 200),
         soft=(4, 64),
         unit="steps",
@@ -64,7 +64,7 @@ class RepulsiveParams(Params):
     repulsion: float = Field(1.0, bounds=(0.0, 10.0), doc="weight of the tangent-point energy")
     smoothing: float = Field(0.05, bounds=(0.0, 2.0), doc="weight of the Laplacian smoothing")
     step: float = Field(
-        0.3, bounds=(0.01, 1.0), unit="h", doc="largest move per step (h: the edge scale)"
+        0.45, bounds=(0.01, 1.0), unit="h", doc="largest move per step (h: the edge scale)"
     )
     tolerance: float = Field(
         0.002, bounds=(0.0, 0.5), unit="h", doc="an env freezes when no point moved more"
