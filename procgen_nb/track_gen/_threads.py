@@ -51,6 +51,17 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (a ``ProcessPoolExecutor`` worker of ``dataset``) has none of the
+    parent's pool threads: it starts a pool of its own at its first split call."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def cores() -> int:
     """The cores this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
     try:
@@ -136,9 +147,18 @@ def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
                 break
     else:
         pool = _get_pool(len(parts) - 1)
-        futs: list[Future[Any]] = [
-            pool.submit(contextvars.copy_context().run, p._run, mode) for p in parts[1:]
-        ]
+        futs: list[Future[Any]] = []
+        for p in parts[1:]:
+            try:
+                futs.append(pool.submit(contextvars.copy_context().run, p._run, mode))
+            except RuntimeError:  # the pool is shut down (interpreter exit): run it here
+                f: Future[Any] = Future()
+                try:
+                    p._run(mode)
+                    f.set_result(None)
+                except BaseException as exc:  # noqa: BLE001  (raised below)
+                    f.set_exception(exc)
+                futs.append(f)
         try:
             parts[0]._run(mode)
         except BaseException as exc:  # noqa: BLE001

@@ -230,3 +230,30 @@ def test_small_calls_and_bad_values(monkeypatch):
         monkeypatch.setenv("PROCGEN_NB_THREADS", bad)
         with pytest.raises(ParamsError, match="PROCGEN_NB_THREADS"):
             pipeline.threads_wanted()
+
+
+def test_a_forked_child_splits_with_a_pool_of_its_own(monkeypatch, small_split):
+    """A process forked after a split call (a ProcessPoolExecutor worker of ``dataset``)
+    does not wait on the parent's pool threads: its split calls finish, with the bytes."""
+    import multiprocessing as mp
+
+    one, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
+    ref = one.generate(epoch=3).fingerprint()
+    split.generate()
+    split.generate()  # the pool exists now
+    assert _threads._pool is not None
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+
+    def child() -> None:
+        q.put(split.generate(epoch=3).fingerprint())
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    try:
+        proc.join(60)
+        assert proc.exitcode == 0  # None: the child hung on the parent's pool
+        assert q.get(timeout=5) == ref
+    finally:
+        if proc.is_alive():
+            proc.kill()
