@@ -27,15 +27,7 @@ from ._sample_kernels import (
     _sample_grid_points_k,
 )
 from ._seed_kernels import _ATTEMPT, _GOLDEN, _all_active_k, _count_k, _seeds_k, _select_k
-from ._validity_funcs import (
-    _MASK16,
-    _adjacent,
-    _bounds,
-    _grid_build,
-    _turn_step,
-    _turning,
-    _vcell,
-)
+from ._validity_funcs import _BLOCK, _bounds, _far_offset, _too_close, _turn_step, _turning
 from ._validity_kernels import (
     CLEARANCE,
     NOT_CLOSED,
@@ -57,9 +49,8 @@ __all__ = [
     "SELF_INTERSECTING",
     "TURNING",
     "_ATTEMPT",
+    "_BLOCK",
     "_GOLDEN",
-    "_MASK16",
-    "_adjacent",
     "_all_active_k",
     "_angle_sort_k",
     "_arc_resample_k",
@@ -67,7 +58,7 @@ __all__ = [
     "_bounds",
     "_constant_spacing_k",
     "_count_k",
-    "_grid_build",
+    "_far_offset",
     "_grid_cells_k",
     "_masked_copy_f_k",
     "_masked_copy_k",
@@ -77,9 +68,9 @@ __all__ = [
     "_select_k",
     "_is_simple_k",
     "_self_intersections_k",
+    "_too_close",
     "_turn_step",
     "_turning",
     "_turning_number_k",
     "_validity_k",
-    "_vcell",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 import warp as wp
 
 from ._checks import need_array, need_scratch, need_size
+from ._validity_funcs import _BLOCK
 
 _ARC = "ops.ArcScratch.alloc(device, num_envs, raw, num_points) allocates one"
 _GRID = "ops.GridScratch.alloc(device, num_envs, num_points) allocates one"
@@ -56,12 +57,11 @@ class ArcScratch:
 @dataclasses.dataclass
 class GridScratch:
     """Per-env scratch of ``self_intersections``, ``is_simple`` and ``check_tracks``: the
-    monotone chains of the crossing test and the uniform grid of the clearance test.
+    monotone chains of the crossing test and the block boxes of the clearance test.
 
     Attributes:
-        grid: cells per side (G) of the clearance grid. cap: grid entries per env.
-        start: ``[E*(G*G+2)]`` int32 cell starts. items: ``[E*cap]`` int32 segment ids.
-        vcell: ``[E*N]`` int32, each point's cell.
+        blocks: blocks of consecutive points per loop in the clearance test (B).
+        box: ``[E*B]`` vec4, each block's box (min x, min y, max x, max y).
         ones: ``[E]`` int32 of ones (the default active mask and generator verdict).
         chain, chain_n: ``[E*N]`` int32, the monotone chains (start vertex, segments).
         order: ``[E*N]`` int32, the chains sorted by lowest x. key: ``[E*N]`` float32,
@@ -69,11 +69,8 @@ class GridScratch:
         ring: ``[E*N]`` vec2, a loop without its repeated points (``is_simple``).
     """
 
-    grid: int
-    cap: int
-    start: wp.array
-    items: wp.array
-    vcell: wp.array
+    blocks: int
+    box: wp.array
     ones: wp.array
     chain: wp.array
     chain_n: wp.array
@@ -91,14 +88,10 @@ class GridScratch:
         """
         num_envs = need_size("GridScratch.alloc", "num_envs", num_envs)
         num_points = need_size("GridScratch.alloc", "num_points", num_points)
-        g = grid_size(num_points)
-        cap = 4 * num_points + 16
+        nb = clearance_blocks(num_points)
         return cls(
-            grid=g,
-            cap=cap,
-            start=wp.zeros(num_envs * (g * g + 2), dtype=wp.int32, device=device),
-            items=wp.zeros(num_envs * cap, dtype=wp.int32, device=device),
-            vcell=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
+            blocks=nb,
+            box=wp.zeros(num_envs * nb, dtype=wp.vec4, device=device),
             ones=wp.full(num_envs, 1, dtype=wp.int32, device=device),
             chain=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
             chain_n=wp.zeros(num_envs * num_points, dtype=wp.int32, device=device),
@@ -110,8 +103,15 @@ class GridScratch:
 
 
 def grid_size(num_points: int) -> int:
-    """Returns the cells per side used for loops of ``num_points`` points (about sqrt(N))."""
+    """Returns about sqrt(N) cells per side (kept for callers of the former clearance grid;
+    the clearance test now uses ``clearance_blocks``)."""
     return max(2, min(64, int(round(math.sqrt(num_points)))))
+
+
+def clearance_blocks(num_points: int) -> int:
+    """Returns the blocks of consecutive points the clearance test cuts a loop of
+    ``num_points`` points into."""
+    return -(-num_points // _BLOCK)
 
 
 def _check_arc(op: str, scratch: Any, E: int, raw: int, N: int, xy: bool) -> ArcScratch:
@@ -136,13 +136,10 @@ def _check_grid(
     if ring:
         need_array(op, "scratch.ring", scratch.ring, wp.vec2, E * N, _GRID)
     if not chains_only:
-        g = need_size(op, "scratch.grid", scratch.grid)
-        cap = need_size(op, "scratch.cap", scratch.cap)
-        need_array(op, "scratch.start", scratch.start, wp.int32, E * (g * g + 2), _GRID)
-        need_array(op, "scratch.items", scratch.items, wp.int32, E * cap, _GRID)
-        need_array(op, "scratch.vcell", scratch.vcell, wp.int32, E * N, _GRID)
+        nb = need_size(op, "scratch.blocks", scratch.blocks, clearance_blocks(N))
+        need_array(op, "scratch.box", scratch.box, wp.vec4, E * nb, _GRID)
         need_array(op, "scratch.ones", scratch.ones, wp.int32, E, _GRID)
     return scratch
 
 
-__all__ = ["ArcScratch", "GridScratch", "grid_size"]
+__all__ = ["ArcScratch", "GridScratch", "clearance_blocks", "grid_size"]

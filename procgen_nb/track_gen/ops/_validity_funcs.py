@@ -1,4 +1,4 @@
-"""The ``wp.func``s of the loop checks: the clearance grid and the turning number (used by
+"""The ``wp.func``s of the loop checks: the clearance search and the turning number (used by
 ``_validity_kernels``; the crossing test is ``_crossing_funcs``).
 """
 
@@ -11,96 +11,85 @@ from .funcs import ccw
 # portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
 wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
 
-_MASK16 = wp.constant(0xFFFF)
+#: points per block of the clearance search
+_BLOCK = wp.constant(8)
 
 
 @wp.func
-def _vcell(p: wp.vec2, ox: float, oy: float, inv: float, gx: int, gy: int) -> int:
-    cx = wp.clamp(int((p[0] - ox) * inv), 0, gx - 1)
-    cy = wp.clamp(int((p[1] - oy) * inv), 0, gy - 1)
-    return cx | (cy << 16)
+def _far_offset(h: float, window: float, half: int) -> int:
+    """The smallest ring offset ``d`` in ``[1, half]`` with ``float(d) * h > window`` (float32,
+    as the definition reads; the product grows with ``d``), or ``half + 1`` when none."""
+    lo = wp.int32(1)
+    hi = half + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if float(mid) * h > window:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @wp.func
-def _adjacent(i: int, j: int, n: int) -> bool:
-    d = wp.abs(i - j)
-    return d <= 1 or d >= n - 1
+def _ring_offset(i: int, j: int, n: int) -> int:
+    d = wp.abs(j - i)
+    return wp.min(d, n - d)
 
 
 @wp.func
-def _grid_build(
+def _too_close(
     xy: wp.array(dtype=wp.vec2),
     base: int,
     n: int,
-    ox: float,
-    oy: float,
-    inv: float,
-    gx: int,
-    gy: int,
-    start: wp.array(dtype=wp.int32),
-    sb: int,
-    items: wp.array(dtype=wp.int32),
-    ib: int,
-    cap: int,
-    vcell: wp.array(dtype=wp.int32),
-    vb: int,
+    h: float,
+    w: float,
+    box: wp.array(dtype=wp.vec4),
+    bb: int,
 ) -> int:
-    """Buckets segment i (vertex i to i+1) into every cell its bounding box covers.
+    """1 when two points at least ``_far_offset`` apart along the loop are closer than ``w``
+    (``length_sq < w * w`` in float32), else 0; stops at the first such pair.
 
-    Cell c's segments are ``items[ib + start[sb+c+1] : ib + start[sb+c+2]]`` (ascending).
-    Returns the number of entries, or -1 when they exceed ``cap``.
-    """
-    c = gx * gy
-    for k in range(c + 2):
-        start[sb + k] = 0
-    for i in range(n):
-        vcell[vb + i] = _vcell(xy[base + i], ox, oy, inv, gx, gy)
-    total = wp.int32(0)
-    for i in range(n):
-        j = i + 1
-        if j == n:
-            j = 0
-        va = vcell[vb + i]
-        vz = vcell[vb + j]
-        if va == vz:
-            s0 = sb + (va & _MASK16) + (va >> 16) * gx + 1
-            start[s0] = start[s0] + 1
-            total += 1
-        else:
-            x0 = wp.min(va & _MASK16, vz & _MASK16)
-            x1 = wp.max(va & _MASK16, vz & _MASK16)
-            y0 = wp.min(va >> 16, vz >> 16)
-            y1 = wp.max(va >> 16, vz >> 16)
-            total += (x1 - x0 + 1) * (y1 - y0 + 1)
-            if total > cap:
-                return -1
-            for cy in range(y0, y1 + 1):
-                for cx in range(x0, x1 + 1):
-                    s1 = sb + cy * gx + cx + 1
-                    start[s1] = start[s1] + 1
-    if total > cap:
-        return -1
-    for k in range(c):
-        start[sb + k + 1] = start[sb + k + 1] + start[sb + k]
-    for ii in range(n):
-        i = n - 1 - ii
-        j = i + 1
-        if j == n:
-            j = 0
-        va = vcell[vb + i]
-        vz = vcell[vb + j]
-        x0 = wp.min(va & _MASK16, vz & _MASK16)
-        x1 = wp.max(va & _MASK16, vz & _MASK16)
-        y0 = wp.min(va >> 16, vz >> 16)
-        y1 = wp.max(va >> 16, vz >> 16)
-        for cy in range(y0, y1 + 1):
-            for cx in range(x0, x1 + 1):
-                s = sb + cy * gx + cx + 1
-                slot = start[s] - 1
-                start[s] = slot
-                items[ib + slot] = i
-    start[sb + c + 1] = total
-    return total
+    The loop is cut into blocks of ``_BLOCK`` consecutive points; a pair of blocks whose
+    boxes are ``w`` or more apart along x or y holds no close pair (float32 rounding is
+    monotone: a point difference is at least the gap of the boxes, its square at least
+    ``w * w``), nor one whose index ranges hold no far pair; the others are tested point
+    against point."""
+    half = n // 2
+    window = 0.5 * 3.14159265358979 * w
+    w2 = w * w
+    dmin = _far_offset(h, window, half)
+    if dmin > half:
+        return 0
+    nb = (n + _BLOCK - 1) // _BLOCK
+    for k in range(nb):
+        i0 = k * _BLOCK
+        i1 = wp.min(i0 + _BLOCK, n)
+        p = xy[base + i0]
+        lo = p
+        hi = p
+        for i in range(i0 + 1, i1):
+            p = xy[base + i]
+            lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
+            hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
+        box[bb + k] = wp.vec4(lo[0], lo[1], hi[0], hi[1])
+    for a in range(nb):
+        ba = box[bb + a]
+        a0 = a * _BLOCK
+        a1 = wp.min(a0 + _BLOCK, n)
+        for b in range(a, nb):
+            bx = box[bb + b]
+            gx = wp.max(bx[0] - ba[2], ba[0] - bx[2])
+            gy = wp.max(bx[1] - ba[3], ba[1] - bx[3])
+            if gx < w and gy < w:
+                b0 = b * _BLOCK
+                b1 = wp.min(b0 + _BLOCK, n)
+                for i in range(a0, a1):
+                    p = xy[base + i]
+                    for j in range(wp.max(b0, i + 1), b1):
+                        if _ring_offset(i, j, n) >= dmin:
+                            if wp.length_sq(p - xy[base + j]) < w2:
+                                return 1
+    return 0
 
 
 @wp.func

@@ -8,11 +8,17 @@ from __future__ import annotations
 import warp as wp
 
 from ._crossing_funcs import _ring_crossings, _simple_ring
-from ._validity_funcs import _MASK16, _grid_build, _turn_step, _turning
+from ._validity_funcs import _too_close, _turn_step, _turning
 from .funcs import ccw
 
-# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
-wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
+# portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs); Warp's
+# inlining thresholds kept (as track_gen._metrics_kernels: its calls are small functions)
+wp.set_module_options(
+    {
+        "cpu_compiler_flags": "-ffp-contract=off -mllvm=-inline-threshold=9000"
+        " -mllvm=-inline-cold-callsite-threshold=3000"
+    }
+)
 
 #: reason bits written by the validity stage
 REJECTED = wp.constant(1)
@@ -109,11 +115,8 @@ def _validity_k(
     gen_valid: wp.array(dtype=wp.int32),
     min_radius: wp.array(dtype=float),
     width: wp.array(dtype=float),
-    g: int,
-    start: wp.array(dtype=wp.int32),
-    items: wp.array(dtype=wp.int32),
-    cap: int,
-    vcell: wp.array(dtype=wp.int32),
+    box: wp.array(dtype=wp.vec4),
+    nb: int,
     chain: wp.array(dtype=wp.int32),
     chain_n: wp.array(dtype=wp.int32),
     order: wp.array(dtype=wp.int32),
@@ -140,8 +143,6 @@ def _validity_k(
     if n >= 3:
         closed = wp.int32(1)
     tn = wp.int32(0)
-    lo = xy[base]
-    hi = xy[base]
     a = xy[base + n - 2]
     b = xy[base + n - 1]
     u = b - a
@@ -150,8 +151,6 @@ def _validity_k(
         if not (wp.isfinite(c[0]) and wp.isfinite(c[1])):
             closed = wp.int32(0)
             break
-        lo = wp.vec2(wp.min(lo[0], c[0]), wp.min(lo[1], c[1]))
-        hi = wp.vec2(wp.max(hi[0], c[0]), wp.max(hi[1], c[1]))
         v = c - b
         lv = wp.length(v)
         if not (lv > 0.0):
@@ -182,43 +181,7 @@ def _validity_k(
         flags = flags | SELF_INTERSECTING
     w = width[0]
     if w > 0.0:
-        sb = e * (g * g + 2)
-        ib = e * cap
-        h = total / float(n)
-        window = 0.5 * 3.14159265358979 * w
-        w2 = w * w
-        ext = wp.max(hi[0] - lo[0], hi[1] - lo[1])
-        cell = wp.max(wp.max(ext / float(g), w), 1.0e-20)
-        inv = 1.0 / cell
-        gx = wp.clamp(int((hi[0] - lo[0]) * inv) + 1, 1, g)
-        gy = wp.clamp(int((hi[1] - lo[1]) * inv) + 1, 1, g)
-        built = _grid_build(
-            xy, base, n, lo[0], lo[1], inv, gx, gy, start, sb, items, ib, cap, vcell, base
-        )
-        bad = wp.int32(0)
-        if built < 0:
-            for i in range(n):
-                for j in range(i + 1, n):
-                    d = wp.min(j - i, n - (j - i))
-                    if float(d) * h > window and wp.length_sq(xy[base + i] - xy[base + j]) < w2:
-                        bad = wp.int32(1)
-        else:
-            for i in range(n):
-                if bad != 0:
-                    break
-                p = xy[base + i]
-                vc = vcell[base + i]
-                pcx = vc & _MASK16
-                pcy = vc >> 16
-                for cy in range(wp.max(pcy - 1, 0), wp.min(pcy + 2, gy)):
-                    for cx in range(wp.max(pcx - 1, 0), wp.min(pcx + 2, gx)):
-                        cc = cy * gx + cx
-                        for k in range(start[sb + cc + 1], start[sb + cc + 2]):
-                            j = items[ib + k]
-                            d = wp.min(wp.abs(j - i), n - wp.abs(j - i))
-                            if float(d) * h > window:
-                                if wp.length_sq(p - xy[base + j]) < w2:
-                                    bad = wp.int32(1)
+        bad = _too_close(xy, base, n, total / float(n), w, box, e * nb)
         if bad != 0:
             flags = flags | CLEARANCE
     reason[e] = flags
