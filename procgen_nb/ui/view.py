@@ -154,8 +154,10 @@ class ExploreView(widgets.Box):
             sweep_box.add_class("procgen-sweep-section")
             extra.append(sweep_box)
         title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
-        self._form_box = widgets.Box(
-            [self.form],
+        # the sweep section scrolls with the form: the view keeps its height
+        self._extra = extra
+        self._form_box = widgets.VBox(
+            [self.form, *extra],
             layout=widgets.Layout(max_height="420px", overflow="auto", flex="0 1 auto"),
         )
         self._left = left = widgets.VBox(
@@ -164,18 +166,17 @@ class ExploreView(widgets.Box):
                 self._form_box,
                 widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
-                *extra,
                 self.progress,
                 self.status,
             ],
             layout=widgets.Layout(flex="0 1 360px", min_width="280px"),
         )
         left.add_class("procgen-controls")
-        self._picture = widgets.Box([self.canvas], layout=widgets.Layout(width="100%"))
         if self.sweep_panel is not None:
             self.sweep_panel.shows.observe(self._show_sweep, names="value")
-        right = widgets.VBox(
-            [self._picture, report_box],
+        # the picture area: the canvas, or the last sweep's curves in its place
+        self._picture = right = widgets.VBox(
+            [self.canvas, report_box],
             layout=widgets.Layout(flex="1 1 420px", min_width="300px"),
         )
         super().__init__(
@@ -298,7 +299,8 @@ class ExploreView(widgets.Box):
         """The picture area shows the live picture or the last sweep's curves."""
         panel = self.sweep_panel
         sweep = change["new"] == "sweep" and panel is not None
-        self._picture.children = (panel.image,) if sweep else (self.canvas,)
+        rest = self._picture.children[1:]
+        self._picture.children = ((panel.image,) if sweep else (self.canvas,)) + rest
 
     def _shown(self, visible: bool) -> None:
         if self.poller is not None:
@@ -319,7 +321,7 @@ class ExploreView(widgets.Box):
             )
         new.observe(self._changed, names="value")
         self.form = new
-        self._form_box.children = (new,)
+        self._form_box.children = (new, *self._extra)
         self.code_button.text = self.code()
 
     def _changed(self, change: dict[str, Any]) -> None:

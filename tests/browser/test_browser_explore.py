@@ -86,8 +86,17 @@ def _kernel(client, expr: str):
 
 
 def _view(page, index: int):
+    """View ``index``, scrolled into view once the notebook's layout settles (JupyterLab
+    renders the cells above it lazily and corrects their heights after a scroll)."""
     view = page.locator(".procgen-explore").nth(index)
-    view.scroll_into_view_if_needed()
+    box = None
+    for _ in range(20):
+        view.scroll_into_view_if_needed()
+        page.wait_for_timeout(150)
+        now = view.bounding_box()
+        if now == box:
+            break
+        box = now
     return view
 
 
@@ -261,8 +270,8 @@ def test_copy_as_code_copies_the_values_in_effect(session):
         if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "track"
     )
     kw = {k.arg: k.value for k in call.keywords}
-    assert ast.literal_eval(kw["validity"]) == {
-        k: values[k] for k in ("min_turn_radius", "track_width")
-    }
+    from procgen_nb.track_gen.config import ValidityParams
+
+    assert ast.literal_eval(kw["validity"]) == {k: values[k] for k in ValidityParams.fields()}
     for k in ("num_envs", "num_points", "seed", "epoch"):
         assert ast.literal_eval(kw[k]) == values[k]

@@ -105,11 +105,11 @@ def test_only_a_track_generator_view_has_a_sweep_mode():
 def test_the_curves_show_in_place_of_the_picture_until_a_control_moves(view):
     panel = view.sweep_panel
     panel.run("min_radius", points=3, num_envs=16, wait=True)
-    assert view._picture.children == (view.canvas,)  # run from Python: the picture stays
+    assert view._picture.children[:1] == (view.canvas,)  # run from Python: the picture stays
     panel.run("min_radius", points=3, num_envs=16, wait=True, show=True)  # as the button
-    assert panel.shows.value == "sweep" and view._picture.children == (panel.image,)
+    assert panel.shows.value == "sweep" and view._picture.children[:1] == (panel.image,)
     view.form.widget("lobes").value = 6
     view.wait(60)
-    assert panel.shows.value == "picture" and view._picture.children == (view.canvas,)
+    assert panel.shows.value == "picture" and view._picture.children[:1] == (view.canvas,)
     panel.shows.value = "sweep"  # the toggle
-    assert view._picture.children == (panel.image,)
+    assert view._picture.children[:1] == (panel.image,)
