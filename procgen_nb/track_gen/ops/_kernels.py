@@ -27,7 +27,7 @@ from ._sample_kernels import (
     _sample_grid_points_k,
 )
 from ._seed_kernels import _ATTEMPT, _GOLDEN, _all_active_k, _count_k, _seeds_k, _select_k
-from ._validity_funcs import _BLOCK, _bounds, _far_offset, _too_close, _turn_step, _turning
+from ._validity_funcs import _bounds, _far_offset, _too_close, _turn_step, _turning
 from ._validity_kernels import (
     CLEARANCE,
     NOT_CLOSED,
@@ -49,7 +49,6 @@ __all__ = [
     "SELF_INTERSECTING",
     "TURNING",
     "_ATTEMPT",
-    "_BLOCK",
     "_GOLDEN",
     "_all_active_k",
     "_angle_sort_k",

@@ -11,7 +11,7 @@ from typing import Any
 import warp as wp
 
 from ._checks import need_array, need_scratch, need_size
-from ._validity_funcs import _BLOCK
+from ._validity_funcs import _GROUP, _LEAF
 
 _ARC = "ops.ArcScratch.alloc(device, num_envs, raw, num_points) allocates one"
 _GRID = "ops.GridScratch.alloc(device, num_envs, num_points) allocates one"
@@ -111,7 +111,7 @@ def grid_size(num_points: int) -> int:
 def clearance_blocks(num_points: int) -> int:
     """Returns the blocks of consecutive points the clearance test cuts a loop of
     ``num_points`` points into."""
-    return -(-num_points // _BLOCK)
+    return -(-num_points // _LEAF) + -(-num_points // _GROUP)
 
 
 def _check_arc(op: str, scratch: Any, E: int, raw: int, N: int, xy: bool) -> ArcScratch:

@@ -11,8 +11,10 @@ from .funcs import ccw
 # portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
 wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
 
-#: points per block of the clearance search
-_BLOCK = wp.constant(8)
+#: points per leaf block of the clearance search, and leaves per group
+_LEAF = wp.constant(4)
+_FAN = wp.constant(4)
+_GROUP = wp.constant(16)
 
 
 @wp.func
@@ -37,6 +39,63 @@ def _ring_offset(i: int, j: int, n: int) -> int:
 
 
 @wp.func
+def _far_pairs(a0: int, a1: int, b0: int, b1: int, n: int, dmin: int) -> int:
+    """Which pairs ``i`` in ``[a0, a1)``, ``j > i`` in ``[b0, b1)`` (``b0 == a0`` or
+    ``b0 >= a1``) are at least ``dmin`` apart along the loop: 0 none, 1 some, 2 all."""
+    lo = b0 - a1 + 1
+    hi = b1 - 1 - a0
+    if b0 == a0:
+        lo = 1
+    if hi < lo:
+        return 0
+    half = n // 2
+    most = half
+    if hi <= half:
+        most = hi
+    elif lo >= n - half:
+        most = n - lo
+    if most < dmin:
+        return 0
+    if wp.min(wp.min(lo, n - lo), wp.min(hi, n - hi)) >= dmin:
+        return 2
+    return 1
+
+
+@wp.func
+def _apart(p: wp.vec4, q: wp.vec4, w: float) -> bool:
+    """True when boxes ``p`` and ``q`` are ``w`` or more apart along x or along y: no point
+    of one is then closer than ``w`` to a point of the other, in float32 too (rounding is
+    monotone: a coordinate difference is at least the gap, its square at least ``w * w``)."""
+    gx = wp.max(q[0] - p[2], p[0] - q[2])
+    gy = wp.max(q[1] - p[3], p[1] - q[3])
+    return gx >= w or gy >= w
+
+
+@wp.func
+def _close_pair(
+    xy: wp.array(dtype=wp.vec2),
+    base: int,
+    n: int,
+    a0: int,
+    a1: int,
+    b0: int,
+    b1: int,
+    dmin: int,
+    far: int,
+    w2: float,
+) -> int:
+    """1 when a pair ``i`` in ``[a0, a1)``, ``j > i`` in ``[b0, b1)``, at least ``dmin``
+    apart along the loop (all of them when ``far == 2``), has ``length_sq < w2``."""
+    for i in range(a0, a1):
+        p = xy[base + i]
+        for j in range(wp.max(b0, i + 1), b1):
+            if far == 2 or _ring_offset(i, j, n) >= dmin:
+                if wp.length_sq(p - xy[base + j]) < w2:
+                    return 1
+    return 0
+
+
+@wp.func
 def _too_close(
     xy: wp.array(dtype=wp.vec2),
     base: int,
@@ -49,21 +108,21 @@ def _too_close(
     """1 when two points at least ``_far_offset`` apart along the loop are closer than ``w``
     (``length_sq < w * w`` in float32), else 0; stops at the first such pair.
 
-    The loop is cut into blocks of ``_BLOCK`` consecutive points; a pair of blocks whose
-    boxes are ``w`` or more apart along x or y holds no close pair (float32 rounding is
-    monotone: a point difference is at least the gap of the boxes, its square at least
-    ``w * w``), nor one whose index ranges hold no far pair; the others are tested point
-    against point."""
+    The loop is cut into leaves of ``_LEAF`` consecutive points and groups of ``_FAN``
+    leaves, each with its box; a pair of groups, then of leaves, is skipped when its boxes
+    are ``w`` apart (``_apart``) or its index ranges hold no far pair, and the pairs of
+    points of the leaves left are tested."""
     half = n // 2
     window = 0.5 * 3.14159265358979 * w
     w2 = w * w
     dmin = _far_offset(h, window, half)
     if dmin > half:
         return 0
-    nb = (n + _BLOCK - 1) // _BLOCK
-    for k in range(nb):
-        i0 = k * _BLOCK
-        i1 = wp.min(i0 + _BLOCK, n)
+    nl = (n + _LEAF - 1) // _LEAF
+    ng = (n + _GROUP - 1) // _GROUP
+    for k in range(nl):
+        i0 = k * _LEAF
+        i1 = wp.min(i0 + _LEAF, n)
         p = xy[base + i0]
         lo = p
         hi = p
@@ -72,23 +131,48 @@ def _too_close(
             lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
             hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
         box[bb + k] = wp.vec4(lo[0], lo[1], hi[0], hi[1])
-    for a in range(nb):
-        ba = box[bb + a]
-        a0 = a * _BLOCK
-        a1 = wp.min(a0 + _BLOCK, n)
-        for b in range(a, nb):
-            bx = box[bb + b]
-            gx = wp.max(bx[0] - ba[2], ba[0] - bx[2])
-            gy = wp.max(bx[1] - ba[3], ba[1] - bx[3])
-            if gx < w and gy < w:
-                b0 = b * _BLOCK
-                b1 = wp.min(b0 + _BLOCK, n)
-                for i in range(a0, a1):
-                    p = xy[base + i]
-                    for j in range(wp.max(b0, i + 1), b1):
-                        if _ring_offset(i, j, n) >= dmin:
-                            if wp.length_sq(p - xy[base + j]) < w2:
-                                return 1
+    for g in range(ng):
+        k1 = wp.min((g + 1) * _FAN, nl)
+        q = box[bb + g * _FAN]
+        for k in range(g * _FAN + 1, k1):
+            c = box[bb + k]
+            q = wp.vec4(
+                wp.min(q[0], c[0]), wp.min(q[1], c[1]), wp.max(q[2], c[2]), wp.max(q[3], c[3])
+            )
+        box[bb + nl + g] = q
+    for ga in range(ng):
+        qa = box[bb + nl + ga]
+        for gb in range(ga, ng):
+            if _apart(qa, box[bb + nl + gb], w):
+                continue
+            if (
+                _far_pairs(
+                    ga * _GROUP,
+                    wp.min(ga * _GROUP + _GROUP, n),
+                    gb * _GROUP,
+                    wp.min(gb * _GROUP + _GROUP, n),
+                    n,
+                    dmin,
+                )
+                == 0
+            ):
+                continue
+            for ka in range(ga * _FAN, wp.min(ga * _FAN + _FAN, nl)):
+                pa = box[bb + ka]
+                a0 = ka * _LEAF
+                a1 = wp.min(a0 + _LEAF, n)
+                kb0 = gb * _FAN
+                if gb == ga:
+                    kb0 = ka
+                for kb in range(kb0, wp.min(gb * _FAN + _FAN, nl)):
+                    if _apart(pa, box[bb + kb], w):
+                        continue
+                    b0 = kb * _LEAF
+                    b1 = wp.min(b0 + _LEAF, n)
+                    far = _far_pairs(a0, a1, b0, b1, n, dmin)
+                    if far != 0:
+                        if _close_pair(xy, base, n, a0, a1, b0, b1, dmin, far, w2) != 0:
+                            return 1
     return 0
 
 
