@@ -104,14 +104,27 @@ class SweepPanel(widgets.VBox):
             tooltip="the field swept over its slider range (the last one you changed)",
             layout=widgets.Layout(width="auto"),
         )
+        small = {"description_width": "initial"}
         self.points = widgets.BoundedIntText(
-            21, min=2, max=201, description="points", layout=widgets.Layout(width="150px")
+            21,
+            min=2,
+            max=201,
+            description="points",
+            style=small,
+            layout=widgets.Layout(width="110px"),
         )
         self.envs = widgets.BoundedIntText(
-            256, min=1, max=65536, description="envs", layout=widgets.Layout(width="150px")
+            256,
+            min=1,
+            max=65536,
+            description="envs",
+            style=small,
+            layout=widgets.Layout(width="120px"),
         )
         self.button = widgets.Button(
-            description="Sweep", tooltip="run the sweep with the other values in effect"
+            description="Sweep",
+            tooltip="run the sweep with the other values in effect",
+            layout=widgets.Layout(width="auto"),
         )
         self.button.on_click(lambda _b: self.run(show=True))
         self.shows = widgets.ToggleButtons(

@@ -275,3 +275,35 @@ def test_copy_as_code_copies_the_values_in_effect(session):
     assert ast.literal_eval(kw["validity"]) == {k: values[k] for k in ValidityParams.fields()}
     for k in ("num_envs", "num_points", "seed", "epoch"):
         assert ast.literal_eval(kw[k]) == values[k]
+
+
+def test_sweep_mode_draws_the_curves_in_place_of_the_picture(session):
+    """Issue 15, item 3: the sweep mode of the parameter last moved, from its button: the
+    progress bar, then the curves in the picture's place; the toggle brings the picture
+    back. The curves are those of the kernel's sweep result (its PNG)."""
+    page, client = session
+    view = _view(page, 0)
+    section = view.locator(".procgen-sweep-section")
+    section.locator(
+        ".jupyter-widget-Collapse-header, .lm-Accordion-title, .p-Accordion-title, "
+        ".widget-accordion .jupyter-widgets-accordion-title"
+    ).first.click()
+    panel = view.locator(".procgen-sweep")
+    button = panel.locator("button", has_text="Sweep").first
+    button.wait_for(state="visible")
+    runs = _kernel(client, "view.sweep_panel.runs")
+    field = _kernel(client, "view.sweep_panel.field.value")
+    points = panel.locator(".widget-inline-hbox", has_text="points").locator("input").first
+    points.fill("5")
+    points.press("Enter")
+    button.click()
+    img = view.locator("img").first
+    img.wait_for(state="visible", timeout=FOLLOW_S * 1000)
+    assert _kernel(client, "view.sweep_panel.runs") == runs + 1
+    assert _kernel(client, "view.sweep_panel.result.keys")[0].endswith(field)
+    assert _kernel(client, "len(view.sweep_panel.result.values[0])") == 5
+    assert view.locator("canvas.pc-canvas").count() == 0  # the curves in its place
+    view.screenshot(path=str(ARTIFACTS / "browser_explore_sweep.png"))
+    panel.locator("button", has_text="live picture").first.click()
+    view.locator("canvas.pc-canvas").wait_for(state="visible")
+    assert _kernel(client, "view.browser_values") == 0  # the sweep sent no control value
