@@ -14,7 +14,7 @@ from .._traffic import collect
 from ..errors import ProcgenError
 from ..params import Field, Params, params_class
 from .frame import Frame, ReportRow, frame_from
-from .target import Progress, Target, _literal, _no_progress, _timed
+from .target import Progress, Target, _literal, _no_progress
 
 #: the fields every track generator takes besides its own Params.
 SHARED_FIELDS: dict[str, Field] = {
@@ -85,10 +85,13 @@ def reason_counts(reason: np.ndarray, labels: dict[int, str], prefix: str) -> di
     if not labels:
         return {}
     key = tuple(labels)
+    words = np.asarray(reason).reshape(-1)
+    if not words.any():  # every env valid: nothing to count
+        return {f"{prefix}{t}": 0 for t in labels.values()}
     mask = 0
     for bit in key:
         mask |= bit
-    words = np.asarray(reason).reshape(-1).astype(np.int64) & mask
+    words = words.astype(np.int64) & mask
     if mask < 4096:
         table = _BIT_TABLES.get(key)
         if table is None:
@@ -256,24 +259,28 @@ class TrackTarget(Target):
 
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
         own, validity, shared = self._split(params)
-        rows = []
-        t0 = time.perf_counter()
+        # one collector for the cook; each step's share from marks (nested collectors
+        # would count every launch once more per level)
         with collect() as total:
-            how, ms, tr = _timed(lambda: self._prepare(own, validity, shared, progress))
-            rows.append(_row(f"{self.generator}: {how}", ms, tr, reused=how == "reused"))
+            m0 = _mark(total)
+            how = self._prepare(own, validity, shared, progress)
+            m1 = _mark(total)
             progress(0.6, "generating")
-            epoch = shared.get("epoch")
-            result, ms, tr = _timed(lambda: self._gen.generate(epoch=epoch))
-            rows.append(_row("generate", ms, tr))
+            result = self._gen.generate(epoch=shared.get("epoch"))
+            m2 = _mark(total)
             progress(0.85, "reading back")
-            data, ms, tr = _timed(lambda: _read_result(result))
-            rows.append(_row("read back for the view", ms, tr))
-        elapsed = (time.perf_counter() - t0) * 1e3
+            data = _read_result(result)
+            m3 = _mark(total)
+        rows = (
+            _step(f"{self.generator}: {how}", m0, m1, reused=how == "reused"),
+            _step("generate", m1, m2),
+            _step("read back for the view", m2, m3),
+        )
         frame = frame_from(
             data,
             num_envs=shared.get("num_envs"),
-            report=tuple(rows),
-            elapsed_ms=elapsed,
+            report=rows,
+            elapsed_ms=(m3[0] - m0[0]) * 1e3,
             traffic=total,
         )
         reason = data.get("reason") if isinstance(data, Mapping) else None
@@ -351,6 +358,18 @@ def _read_result(result: Any) -> Any:
     if gates is not None:
         data["gates"] = gates
     return data
+
+
+def _mark(total: Any) -> tuple[float, int, int, int, int, int]:
+    """The clock and the counters of the report at one point of a cook."""
+    t = total
+    return (time.perf_counter(), t.launches, t.readbacks, t.builds, t.uploads, t.waits)
+
+
+def _step(name: str, a: tuple, b: tuple, reused: bool | None = None) -> ReportRow:
+    """The report row of what happened between marks ``a`` and ``b``."""
+    d = [y - x for x, y in zip(a, b, strict=True)]
+    return ReportRow(name, d[0] * 1e3, d[1], d[2], d[3], d[4], d[5], reused)
 
 
 def _row(name: str, ms: float, tr: Any, reused: bool | None = None) -> ReportRow:

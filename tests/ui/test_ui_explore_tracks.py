@@ -45,7 +45,7 @@ def test_polar_controls(polar):
     assert isinstance(f.widget("epoch"), widgets.IntText)
     assert isinstance(f.widget("num_envs"), widgets.IntSlider)
     assert f.widget("lobes").tooltip.startswith("lobes — control radii around the turn")
-    assert f.widget("radius_jitter").description == "radius jitter"
+    assert f.widget("radius_jitter").description == "radius jitter [x radius]"
 
 
 def test_polar_first_cook_matches_presets(polar):
