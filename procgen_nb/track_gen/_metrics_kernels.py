@@ -192,6 +192,17 @@ def _start_k(
 
 
 @wp.func
+def _first(start: wp.array(dtype=wp.int32), base: int, half: int, i: int, end: int) -> int:
+    """The first point from ``i`` (before ``end``) with an offset left to search, or ``end``."""
+    ii = i
+    while ii < end:
+        if start[base + ii] <= half:
+            return ii
+        ii += 1
+    return end
+
+
+@wp.func
 def _lane(
     xy: wp.array(dtype=wp.vec2),
     start: wp.array(dtype=wp.int32),
@@ -208,30 +219,25 @@ def _lane(
     inv_b: wp.float64,
 ):
     """One step of one lane of ``_clearance_k``: the pair ``(i, i + k)``, then the next
-    offset worth a look, or the lane's next point. Returns ``(i, k, p, best)``."""
-    # branch-free but for the lane's end: which way the tests go is not predictable
+    offset worth a look, or the lane's next point with one. Returns ``(i, k, p, best)``."""
     if i >= end:
         return i, k, p, best
-    # an offset past n/2 (a point whose start rules every pair out) reads the point itself
-    # and changes nothing but moving on
-    on = k <= half
+    # branch-free: which way these tests go is not predictable
     j = i + k
     j = wp.where(j >= n, j - n, j)
-    j = wp.where(on, j, i)
     d = wp.length(_d(xy[base + j]) - p)
     lim = per_k * wp.float64(k)
     bb = wp.where(d < lim, wp.min(best, d), best)
-    bb = wp.where(on, bb, best)
     # offsets k + m with d - m * hm >= best or >= lim(k + m) cannot count
     s = wp.max((d - bb) * inv_a, (d - lim) * inv_b) - wp.float64(0.01)
     kk = k + wp.int32(wp.floor(wp.clamp(s, wp.float64(0.0), wp.float64(half)))) + 1
-    kk = wp.where(on, kk, k)
-    # past n/2: the lane's next point (its first offset from ``start``)
-    move = kk > half
-    ii = wp.where(move, i + 1, i)
-    at = base + wp.min(ii, end - 1)
-    kk = wp.where(move, start[at], kk)
-    pp = wp.where(move, _d(xy[at]), p)
+    ii = i
+    pp = p
+    if kk > half:  # past n/2: the next point (about one step in eight: a branch pays)
+        ii = _first(start, base, half, i + 1, end)
+        if ii < end:
+            kk = start[base + ii]
+            pp = _d(xy[base + ii])
     return ii, kk, pp, bb
 
 
@@ -248,9 +254,9 @@ def _clearance_k(
     <= k <= n/2``) with ``|p_i - p_j| < lim(k) = 2 k h / pi`` (h = L/n, the mean spacing),
     kept in ``clearance``. Offsets that cannot beat the best so far, or cannot qualify, are
     skipped (each segment is at most ``hmax`` long): the minimum found is the same as over
-    every pair. Eight lanes walk eight shares of the points at once, branch-free, so that the
-    CPU overlaps their chains of dependent loads and square roots (measured: about 2x one
-    lane) and mispredicts no branch; they share the best so far."""
+    every pair. Eight lanes walk eight shares of the points at once, so that the CPU overlaps
+    their chains of dependent loads and square roots (measured: about 2x one lane); they
+    share the best so far."""
     e = wp.tid()
     total = length[e]
     hm = hmax[e]
@@ -262,7 +268,7 @@ def _clearance_k(
     best = clearance[e]
     inv_a = wp.float64(1.0) / hm
     inv_b = wp.float64(1.0) / (hm + per_k)
-    # lane c walks the points [c n / 8, (c + 1) n / 8), from its first point's start
+    # lane c walks the points [c n / 8, (c + 1) n / 8) with an offset left to search
     e0 = 1 * n // 8
     e1 = 2 * n // 8
     e2 = 3 * n // 8
@@ -271,30 +277,30 @@ def _clearance_k(
     e5 = 6 * n // 8
     e6 = 7 * n // 8
     e7 = n
-    i0 = wp.int32(0)
-    i1 = e0
-    i2 = e1
-    i3 = e2
-    i4 = e3
-    i5 = e4
-    i6 = e5
-    i7 = e6
-    k0 = start[base + i0]
-    k1 = start[base + i1]
-    k2 = start[base + i2]
-    k3 = start[base + i3]
-    k4 = start[base + i4]
-    k5 = start[base + i5]
-    k6 = start[base + i6]
-    k7 = start[base + i7]
-    p0 = _d(xy[base + i0])
-    p1 = _d(xy[base + i1])
-    p2 = _d(xy[base + i2])
-    p3 = _d(xy[base + i3])
-    p4 = _d(xy[base + i4])
-    p5 = _d(xy[base + i5])
-    p6 = _d(xy[base + i6])
-    p7 = _d(xy[base + i7])
+    i0 = _first(start, base, half, 0, e0)
+    i1 = _first(start, base, half, e0, e1)
+    i2 = _first(start, base, half, e1, e2)
+    i3 = _first(start, base, half, e2, e3)
+    i4 = _first(start, base, half, e3, e4)
+    i5 = _first(start, base, half, e4, e5)
+    i6 = _first(start, base, half, e5, e6)
+    i7 = _first(start, base, half, e6, e7)
+    k0 = start[base + wp.min(i0, n - 1)]
+    k1 = start[base + wp.min(i1, n - 1)]
+    k2 = start[base + wp.min(i2, n - 1)]
+    k3 = start[base + wp.min(i3, n - 1)]
+    k4 = start[base + wp.min(i4, n - 1)]
+    k5 = start[base + wp.min(i5, n - 1)]
+    k6 = start[base + wp.min(i6, n - 1)]
+    k7 = start[base + wp.min(i7, n - 1)]
+    p0 = _d(xy[base + wp.min(i0, n - 1)])
+    p1 = _d(xy[base + wp.min(i1, n - 1)])
+    p2 = _d(xy[base + wp.min(i2, n - 1)])
+    p3 = _d(xy[base + wp.min(i3, n - 1)])
+    p4 = _d(xy[base + wp.min(i4, n - 1)])
+    p5 = _d(xy[base + wp.min(i5, n - 1)])
+    p6 = _d(xy[base + wp.min(i6, n - 1)])
+    p7 = _d(xy[base + wp.min(i7, n - 1)])
     while i0 < e0 or i1 < e1 or i2 < e2 or i3 < e3 or i4 < e4 or i5 < e5 or i6 < e6 or i7 < e7:
         i0, k0, p0, best = _lane(
             xy, start, base, half, n, i0, e0, k0, p0, best, per_k, inv_a, inv_b
