@@ -315,10 +315,16 @@ class ExploreView(widgets.Box):
         old, new = self.form, self._make_form()
         old.unobserve(self._changed, names="value")
         self._browser_values_before = self.browser_values
+        # the values in effect carry over, except a choice the new form no longer offers
+        # (a cook that binds other columns changes the choices of a kernel's option)
+        keep = {
+            k: v
+            for k, v in old.value.to_dict().items()
+            if k in new.controls
+            and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
+        }
         with new.hold_trait_notifications():
-            new.value = new.value.replace(
-                **{k: v for k, v in old.value.to_dict().items() if k in new.controls}
-            )
+            new.value = new.value.replace(**keep)
         new.observe(self._changed, names="value")
         self.form = new
         self._form_box.children = (new, *self._extra)

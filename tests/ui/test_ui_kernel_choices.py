@@ -60,3 +60,32 @@ def test_a_graph_target_takes_new_choices_of_an_option():
     g.choices = ["a"]  # a cook bound other columns: b no longer binds
     assert t.refresh()
     assert t.params_class.fields()["n.k.TYPE"].choices == ["a"]
+
+
+class _Cooked:
+    outputs: dict = {}
+    report = None
+
+
+class _NarrowingGraph(_FakeGraph):
+    """Its first cook binds columns that only choice a can read."""
+
+    def __init__(self):
+        super().__init__()
+        self.values = {"n.k.TYPE": "b"}
+
+    def cook(self, params=None):
+        self.choices, self.values = ["a"], {"n.k.TYPE": "a"}
+        return _Cooked()
+
+
+def test_the_view_drops_a_choice_its_new_form_no_longer_offers():
+    v = explore(_NarrowingGraph(), min_interval=0.0)
+    try:
+        v.wait(30)
+        assert v.error == ""
+        w = v.form.widget("n.k.TYPE")
+        assert [o[1] if isinstance(o, tuple) else o for o in w.options] == ["a"]
+        assert v.value.to_dict()["n.k.TYPE"] == "a"
+    finally:
+        v.close()
