@@ -7,7 +7,9 @@
 - ``explore(target)``: those controls beside a view that cooks on change in the
   background and draws envs, gates, live counts and the cook report in the browser
   (``TrackCanvas``; a PNG for saved notebooks); a graph whose cook reads ``cpu.read``
-  digests is polled (``DigestPoller``, every 0.5 s while shown) and cooks when one moves.
+  digests is polled (``DigestPoller``, every 0.5 s while shown) and cooks when one moves;
+  a track generator's view has a sweep mode (``SweepPanel``: ``track_gen.sweep`` of one
+  field over its range, drawn as curves).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .frame import Frame, Gates, ReportRow, frame_from, read_outputs, report_row
 from .graph_target import GraphTarget
 from .kernel_form import KernelForm, kernel_form
 from .poll import DigestPoller
+from .sweep_panel import SweepPanel
 from .target import FunctionTarget, Target
 from .targets import as_target
 from .track_target import TrackTarget
@@ -41,6 +44,7 @@ __all__ = [
     "KernelForm",
     "ParamsForm",
     "ReportRow",
+    "SweepPanel",
     "Target",
     "TrackCanvas",
     "TrackTarget",
