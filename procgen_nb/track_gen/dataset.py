@@ -12,8 +12,9 @@ or corrupt), so an interrupted run resumes with every shard exactly once.
 Shards run on any ``concurrent.futures.Executor`` (in this process when None): a
 ``ProcessPoolExecutor``, or a Dask cluster through ``scheduler="tcp://host:port"`` or a
 ``distributed.Client`` (each worker generates on its own Warp device,
-``procgen_nb.get_device()``: CUDA where it has one). A task returns the shard's bytes and
-this process writes every file, so the workers need no shared filesystem.
+``procgen_nb.get_device()``: CUDA where it has one). A worker on this machine writes its
+shard itself and returns the hash; a worker elsewhere returns the shard's bytes and this
+process writes the file, so remote workers need no shared filesystem.
 
 Parquet bytes are deterministic: fixed writer options (zstd level 3, no dictionary, one
 row group, format 2.6, statistics on, the Arrow schema stored so fixed-size lists read
@@ -314,6 +315,7 @@ def write(
     straight_ratio: float = 2.0,
     progress: bool = True,
     threads: int | None = 1,
+    workers_write: bool | None = None,
 ) -> dict[str, Any]:
     """Writes ``count`` tracks of ``config`` as Parquet shards and a manifest under ``out``.
 
@@ -333,6 +335,10 @@ def write(
             generator and calls it once, and a first call's parts run one after the other
             (measured: a 2-thread shard costs 1.5x the CPU of a 1-thread one and takes
             longer), so shards gain from running side by side on an executor instead.
+        workers_write: each task writes its shard file itself and sends back only its hash
+            (None: when the executor runs on this machine: in this process, a process or
+            thread pool, a Dask cluster whose workers all listen on this machine); False:
+            the bytes come back and this process writes them (workers on other machines).
 
     Returns:
         The manifest (also in ``out/_manifest.json``), with ``"written"`` and ``"skipped"``
@@ -344,6 +350,10 @@ def write(
     count = _positive_int("count", count)
     shard_size = _positive_int("shard_size", shard_size)
     threads = None if threads is None else _positive_int("threads", threads)
+    if workers_write not in (None, True, False):
+        raise ParamsError(
+            f"dataset.write workers_write: expected None or a bool, got {workers_write!r}"
+        )
     spec = resolve_config(config, straight_ratio)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -386,18 +396,27 @@ def write(
     _save_manifest(out, manifest)
     bar = _bar(progress, count, sum(_size(count, shard_size, i) for i in todo))
     spec_json = _canonical(spec)
-    ex, client = _dataset_run.executor_of(executor, scheduler)
+    ex, client, local = _dataset_run.executor_of(executor, scheduler)
+    if workers_write is None:
+        workers_write = local
+    there = str(out.resolve()) if workers_write else None
     try:
-        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads)
-        for index, data, device in results:
+        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads, there)
+        for index, data, device, digest, size in results:
             path = out / _shard_name(index)
-            _atomic_write(path, data)
+            if data is not None:
+                _atomic_write(path, data)
+            elif not path.is_file():
+                raise ParamsError(
+                    f"dataset.write workers_write: expected shard {index} at {str(path)!r} "
+                    "(the workers see another filesystem: pass workers_write=False), got none"
+                )
             start, stop = _dataset_run.shard_range(count, shard_size, index)
             manifest["shards"][str(index)] = {
                 "file": path.name,
                 "tracks": [start, stop],
-                "bytes": len(data),
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "bytes": size,
+                "sha256": digest,
                 "device": device.split(":")[0],
             }
             manifest["shards"] = dict(sorted(manifest["shards"].items(), key=lambda kv: int(kv[0])))

@@ -155,6 +155,7 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"config": {"env_seeds": [1]}}, "env_seeds"),
         ({"executor": "threads"}, "executor"),
         ({"threads": 0}, "threads"),
+        ({"workers_write": "yes"}, "workers_write"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
@@ -191,6 +192,46 @@ def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
     assert set(seen) == {"1"}  # by default a shard runs on one thread
 
 
+class _Elsewhere(cf.Executor):
+    """Runs each task now, as a worker on another machine would: its ``out`` (the last
+    argument) is a folder of its own."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def submit(self, fn, /, *args, **kwargs):
+        fut = cf.Future()
+        if args[-1] is not None:
+            args = (*args[:-1], str(self.folder))
+        fut.set_result(fn(*args, **kwargs))
+        return fut
+
+
+def test_workers_on_this_machine_write_their_shards_and_others_send_bytes(tmp_path, reference):
+    from procgen_nb.track_gen import _dataset_run
+
+    for ex in (None, cf.ThreadPoolExecutor(1), cf.ProcessPoolExecutor(1)):
+        assert _dataset_run.executor_of(ex, None)[2] is True
+        if ex is not None:
+            ex.shutdown()
+    elsewhere = _Elsewhere(tmp_path / "their-disk")
+    (tmp_path / "their-disk").mkdir()
+    assert _dataset_run.executor_of(elsewhere, None)[2] is False
+    # an executor not known to be local: the bytes come back and this process writes them
+    got = dataset.write(CONFIG, COUNT, tmp_path / "a", SHARD, elsewhere, progress=False)
+    assert _files(tmp_path / "a") == reference and not any((tmp_path / "their-disk").iterdir())
+    assert all(e["sha256"] for e in got["shards"].values())
+    # told the workers write, but they see another disk: refused, naming the switch
+    with pytest.raises(ParamsError, match="workers_write"):
+        dataset.write(
+            CONFIG, COUNT, tmp_path / "b", SHARD, elsewhere, progress=False, workers_write=True
+        )
+    # local workers told to send bytes back: the same files
+    with cf.ThreadPoolExecutor(2) as ex:
+        dataset.write(CONFIG, COUNT, tmp_path / "c", SHARD, ex, progress=False, workers_write=False)
+    assert _files(tmp_path / "c") == reference
+
+
 # -- Dask ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def dask_client():
@@ -212,6 +253,9 @@ def test_a_dask_cluster_of_two_worker_processes_writes_the_same_bytes(
     assert m["written"] == 4
     pids = set(dask_client.run(os.getpid).values())
     assert len(pids) == 2 and os.getpid() not in pids
+    from procgen_nb.track_gen import _dataset_run
+
+    assert _dataset_run.executor_of(None, dask_client)[2] is True  # its workers wrote the files
 
 
 def test_a_worker_killed_mid_run_still_gives_every_shard_once(tmp_path, dask_client):
