@@ -96,6 +96,23 @@ def _close_pair(
 
 
 @wp.func
+def _close_leaves(
+    xy: wp.array(dtype=wp.vec2), base: int, n: int, a0: int, b0: int, dmin: int, w2: float
+) -> int:
+    """``_close_pair`` for two whole leaves, every pair of their points at once (unrolled,
+    branch-free; a pair within one leaf is met twice, a point with itself is 0 apart)."""
+    hit = wp.int32(0)
+    for s in range(_LEAF):
+        p = xy[base + a0 + s]
+        for t in range(_LEAF):
+            d = wp.abs(b0 + t - a0 - s)
+            far = wp.min(d, n - d) >= dmin
+            near = wp.length_sq(p - xy[base + b0 + t]) < w2
+            hit = hit | wp.where(far, wp.where(near, 1, 0), 0)
+    return hit
+
+
+@wp.func
 def _too_close(
     xy: wp.array(dtype=wp.vec2),
     base: int,
@@ -171,7 +188,10 @@ def _too_close(
                     b1 = wp.min(b0 + _LEAF, n)
                     far = _far_pairs(a0, a1, b0, b1, n, dmin)
                     if far != 0:
-                        if _close_pair(xy, base, n, a0, a1, b0, b1, dmin, far, w2) != 0:
+                        if a1 - a0 == _LEAF and b1 - b0 == _LEAF:
+                            if _close_leaves(xy, base, n, a0, b0, dmin, w2) != 0:
+                                return 1
+                        elif _close_pair(xy, base, n, a0, a1, b0, b1, dmin, far, w2) != 0:
                             return 1
     return 0
 
