@@ -114,16 +114,19 @@ def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool]:
 
 
 def _local(client: Any) -> bool:
-    """Whether every worker of a Dask ``client`` listens on an address of this machine."""
+    """Whether every worker of a Dask ``client`` listens on an address of this machine
+    (loopback, or this host's name or addresses: looked up only when needed)."""
     from urllib.parse import urlsplit
 
     try:
-        workers = client.scheduler_info()["workers"]
-        name = socket.gethostname()
-        mine = {"127.0.0.1", "::1", "localhost", name, *socket.gethostbyname_ex(name)[2]}
+        hosts = {urlsplit(a).hostname for a in client.scheduler_info()["workers"]}
+        mine = {"127.0.0.1", "::1", "localhost"}
+        if hosts - mine:
+            name = socket.gethostname()
+            mine |= {name, *socket.gethostbyname_ex(name)[2]}
     except Exception:  # noqa: BLE001  (unknown: send the bytes back)
         return False
-    return bool(workers) and all(urlsplit(a).hostname in mine for a in workers)
+    return bool(hosts) and hosts <= mine
 
 
 def run(
