@@ -113,6 +113,27 @@ def _close_leaves(
 
 
 @wp.func
+def _leaf_box(xy: wp.array(dtype=wp.vec2), base: int, n: int, k: int) -> wp.vec4:
+    """The box of leaf ``k``: its ``_LEAF`` points (fewer for the last leaf of a loop whose
+    length is no multiple of it)."""
+    i0 = k * _LEAF
+    p = xy[base + i0]
+    lo = p
+    hi = p
+    if i0 + _LEAF <= n:
+        for s in range(1, _LEAF):
+            p = xy[base + i0 + s]
+            lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
+            hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
+    else:
+        for i in range(i0 + 1, n):
+            p = xy[base + i]
+            lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
+            hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
+    return wp.vec4(lo[0], lo[1], hi[0], hi[1])
+
+
+@wp.func
 def _too_close(
     xy: wp.array(dtype=wp.vec2),
     base: int,
@@ -137,22 +158,12 @@ def _too_close(
         return 0
     nl = (n + _LEAF - 1) // _LEAF
     ng = (n + _GROUP - 1) // _GROUP
-    for k in range(nl):
-        i0 = k * _LEAF
-        i1 = wp.min(i0 + _LEAF, n)
-        p = xy[base + i0]
-        lo = p
-        hi = p
-        for i in range(i0 + 1, i1):
-            p = xy[base + i]
-            lo = wp.vec2(wp.min(lo[0], p[0]), wp.min(lo[1], p[1]))
-            hi = wp.vec2(wp.max(hi[0], p[0]), wp.max(hi[1], p[1]))
-        box[bb + k] = wp.vec4(lo[0], lo[1], hi[0], hi[1])
     for g in range(ng):
-        k1 = wp.min((g + 1) * _FAN, nl)
-        q = box[bb + g * _FAN]
-        for k in range(g * _FAN + 1, k1):
-            c = box[bb + k]
+        q = _leaf_box(xy, base, n, g * _FAN)
+        box[bb + g * _FAN] = q
+        for k in range(g * _FAN + 1, wp.min(g * _FAN + _FAN, nl)):
+            c = _leaf_box(xy, base, n, k)
+            box[bb + k] = c
             q = wp.vec4(
                 wp.min(q[0], c[0]), wp.min(q[1], c[1]), wp.max(q[2], c[2]), wp.max(q[3], c[3])
             )
@@ -160,7 +171,8 @@ def _too_close(
     for ga in range(ng):
         qa = box[bb + nl + ga]
         for gb in range(ga, ng):
-            if _apart(qa, box[bb + nl + gb], w):
+            qb = box[bb + nl + gb]
+            if _apart(qa, qb, w):
                 continue
             if (
                 _far_pairs(
@@ -176,6 +188,8 @@ def _too_close(
                 continue
             for ka in range(ga * _FAN, wp.min(ga * _FAN + _FAN, nl)):
                 pa = box[bb + ka]
+                if gb != ga and _apart(pa, qb, w):
+                    continue
                 a0 = ka * _LEAF
                 a1 = wp.min(a0 + _LEAF, n)
                 kb0 = gb * _FAN
