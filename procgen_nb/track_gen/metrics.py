@@ -77,6 +77,7 @@ class _Scratch:
             "extent_y": f32(),
         }
         self.shares: list[_Share] | None = None
+        self.whole: _Share | None = None  # every env, on the result's context (captures)
 
 
 class _Share:
@@ -146,7 +147,8 @@ def enqueue(
     ``clearance=False`` skips ``min_clearance`` (the one metric that looks at pairs of
     points: most of the cost on the CPU) and leaves it NaN. On the CPU the envs are split
     across worker threads as the pipeline splits a call (``PROCGEN_NB_THREADS``); every
-    kernel works per env, so the values are the same.
+    kernel works per env, so the values are the same. Inside a recording (``ctx.record``)
+    every launch goes to the result's context from this thread.
 
     Raises:
         ParamsError: a ``straight_ratio`` that is not a number > 0, or a result without
@@ -163,9 +165,15 @@ def enqueue(
     s = cache.get("scratch")
     if s is None:
         s = cache["scratch"] = _Scratch(ctx.device, E, N)
+    from .exec import capturing
+
     first = s.shares is None
     shares = _shares(result, s)
-    if first or len(shares) == 1:  # a first call loads the kernels: one share after the other
+    if capturing(ctx):  # recorded: every launch on the result's context, in this thread
+        if s.whole is None:
+            s.whole = _Share(ctx, result.xy, s, N, 0, E)
+        s.whole.run(ratio, clearance)
+    elif first or len(shares) == 1:  # a first call loads the kernels: one after the other
         for sh in shares:
             sh.run(ratio, clearance)
     else:

@@ -349,3 +349,18 @@ def test_split_across_threads_the_metrics_are_the_same_bytes(monkeypatch):
     for name in metrics.METRICS:
         np.testing.assert_array_equal(one[name], two[name], err_msg=name)
     assert np.count_nonzero(one["min_clearance"] < one["length"] / math.pi) > 100
+
+
+def test_enqueue_inside_a_recording_records_every_launch_and_replays_the_same(monkeypatch):
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+    gen = presets.track("polar", {"radius_jitter": 0.8}, num_envs=600, num_points=64)
+    res = gen.generate()
+    want = res.metrics()
+    arrays = metrics.enqueue(res)
+    rec = res.ctx.record(lambda: metrics.enqueue(res))
+    arrays.pop("crossings")  # the result's own array
+    for arr in arrays.values():
+        arr.zero_()
+    rec.replay()  # every env's values come from the recording: no launch went elsewhere
+    for name, arr in arrays.items():
+        np.testing.assert_array_equal(res.ctx.readback(arr), want[name], err_msg=name)
