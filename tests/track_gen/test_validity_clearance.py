@@ -232,9 +232,9 @@ _WIDTHS = st.sampled_from(["pair", "below", "above", "scale"])
 
 @st.composite
 def _rings(draw):
-    """A random ring: a wobbly circle or a random walk closed on itself, of 3 to 70 points
+    """A random ring: a wobbly circle or a random walk closed on itself, of 3 to 160 points
     (no multiple of the search's blocks needed), scaled by a power of two."""
-    n = draw(st.integers(3, 70))
+    n = draw(st.one_of(st.integers(3, 70), st.integers(71, 160)))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     kind = draw(st.sampled_from(["wobble", "walk", "spiky", "lattice"]))

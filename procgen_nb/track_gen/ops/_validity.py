@@ -111,6 +111,11 @@ def check_tracks(
     at least ``width[0]`` apart. Both thresholds live in one-element device buffers; 0
     disables a check.
 
+    The clearance search cuts each loop into blocks of consecutive points (leaves of 4,
+    groups of 16) and skips every pair of blocks whose boxes are ``width`` apart along x
+    or y, or whose index ranges hold no far pair; it stops at the first close pair. Its
+    verdict is that of testing every pair in float32 (``length_sq < width * width``).
+
     Args:
         xy: ``[E*N]`` vec2 loops. scratch: a ``GridScratch`` for E and N.
         min_radius, width: ``[1]`` float32 device buffers.
