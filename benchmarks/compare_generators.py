@@ -344,7 +344,7 @@ def split_table(names: list[str], E: int, N: int, threads: int, repeats: int) ->
             print(
                 f"{name:<12} {E / min(wall[0]):>13.0f} {E / min(wall[1]):>11.0f} "
                 f"{r[0]:>7.2f}/{med(r):>5.2f}/{r[-1]:>5.2f}x {med(cpu[0]) / med(crit):>13.2f}x"
-                f"{'' if parts == threads else f'  ({parts} parts: under the threshold)'}"
+                f"{'' if parts == threads else f'  ({parts} of {threads} threads: the threshold)'}"
                 f"{'' if same else '  BYTES DIFFER'}"
             )
     finally:
