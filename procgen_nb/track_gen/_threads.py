@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 #: the fewest points (envs x ``num_points``) per worker thread of a split call. Below it a
 #: split does not pay: each split call costs 25-40 us of the caller's CPU (the pool's
 #: hand-off, the wait, the valid count) and, with the other cores busy, a worker waits for
-#: one; measured (docs/track_gen.md, "Worker threads"), 8,192 points a thread already gives
-#: 1.85-1.93x on idle cores (thread CPU times) and loses 2-4% on busy ones
+#: one; measured (docs/track_gen.md, "Worker threads"), 16,384 points a thread gives
+#: 1.82-1.88x on idle cores (thread CPU times) and loses 2-5% on busy ones
 MIN_POINTS_PER_THREAD = 16384
 #: the fewest envs per worker thread of a split call
 MIN_ENVS_PER_THREAD = 8
