@@ -105,8 +105,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
         logging.getLogger("distributed").setLevel(logging.ERROR)
         # Dask's statistical profiler samples every worker thread each 10 ms; on a 2-core box
-        # it measurably slows a compute-bound shard (about 1.5x here), so it is off
-        dask.config.set({"distributed.worker.profile.enabled": False})
+        # it measurably slows a compute-bound shard (about 1.5x here), so it is off. Its
+        # 20 ms event-loop tick, its system and memory monitors and the MALLOC_TRIM_THRESHOLD_
+        # its nannies set (glibc then maps and unmaps every large array) cost a shard about
+        # 15% more CPU in a worker than in a pool process: relaxed and unset here, as
+        # dataset.DASK_CONFIG advises for a cluster of compute-bound shards
+        dask.config.set(dataset.DASK_CONFIG)
         t0 = time.perf_counter()
         with (
             LocalCluster(
@@ -114,7 +118,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             ) as cluster,
             Client(cluster) as client,
         ):
-            client.run(_warm, args.num_points, shard)
+            # warm each worker's task thread (where shards run; client.run would warm its
+            # event-loop thread instead, and the first shards of each thread run slower)
+            for addr in client.scheduler_info()["workers"]:
+                client.submit(_warm, args.num_points, shard, workers=[addr], pure=False).result()
             start = time.perf_counter() - t0
             c0 = _cpu(client)
             dask_s = _timed(config, n, tmp / "dask", shard, reps, scheduler=client)

@@ -56,6 +56,18 @@ import numpy as np
 from ..errors import ParamsError
 from . import _dataset_run
 
+#: Dask settings for a cluster of compute-bound shards (``dask.config.set(DASK_CONFIG)``
+#: before the cluster starts): no statistical profiler, a 1 s event-loop tick and slower
+#: monitors, and no ``MALLOC_TRIM_THRESHOLD_`` in the workers (with it glibc maps and unmaps
+#: every large array); measured, a shard then costs a Dask worker what it costs a process pool
+DASK_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "5s",
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+}
+
 FORMAT = "procgen_nb.track_dataset/1"
 MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
 _WRITER = dict(
@@ -521,4 +533,13 @@ def centerlines(table: Any) -> np.ndarray:
     return col.flatten().flatten().to_numpy().reshape(len(col), n, 2)
 
 
-__all__ = ["FORMAT", "MANIFEST", "centerlines", "read", "resolve_config", "shard_bytes", "write"]
+__all__ = [
+    "DASK_CONFIG",
+    "FORMAT",
+    "MANIFEST",
+    "centerlines",
+    "read",
+    "resolve_config",
+    "shard_bytes",
+    "write",
+]
