@@ -339,7 +339,8 @@ def write(
         out: the directory (made when missing).
         executor: None (this process), any ``concurrent.futures.Executor``, or a
             ``distributed.Client``.
-        scheduler: a Dask scheduler address (``"tcp://host:port"``) or ``distributed.Client``.
+        scheduler: a Dask scheduler address (``"tcp://host:port"``) or ``distributed.Client``
+            (start its workers under ``dask.config.set(DASK_CONFIG)``: shards run faster).
         straight_ratio: ``metrics``' straight threshold.
         progress: show a progress bar (tracks, tracks/s, ETA).
         threads: the CPU threads a shard's calls split across (``PROCGEN_NB_THREADS``
