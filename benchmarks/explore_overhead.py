@@ -105,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         ratio = m["view cook (target.cook)"] / base
         ok = ratio <= TARGET
         met += ok
+        cook, send = m["view cook (target.cook)"], m["view cook and send (_cook)"]
+        print(
+            f"  the view's own work: cook {cook - base:.1f} us over plain generate() "
+            f"({cook - m['plain generate() + numpy()']:+.1f} us against generate() + numpy()), "
+            f"send {send - cook:.1f} us"
+        )
         if not args.smoke:
             print(
                 f"  view cook / plain generate() = {ratio:.2f}x: "

@@ -218,7 +218,9 @@ class TrackCanvas(anywidget.AnyWidget):
         )
         with self.hold_sync():
             for k, v in state.items():
-                setattr(self, k, v)
+                # a value equal to the one held sends nothing: skip its validation
+                if not _same(getattr(self, k), v):
+                    setattr(self, k, v)
         # the hover's metrics are measured when the browser first asks for this picture's
         # (a hover): the picture and its counts never wait for them
         self._pending_metrics = (state["seq"], metrics, state["envs"])
@@ -261,6 +263,12 @@ class TrackCanvas(anywidget.AnyWidget):
         with self.hold_sync():
             self.stale = True
             self.message = message
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Whether setting trait value ``new`` over ``old`` would notify nothing: equal plain
+    values of one type (bytes, str, int, float, bool; a float NaN never is)."""
+    return type(old) is type(new) and isinstance(new, bytes | str | int | float) and old == new
 
 
 def _plain(v: Any) -> Any:

@@ -168,7 +168,8 @@ class ParamsForm(widgets.VBox):
             return
         self.error = ""
         for c in self.controls.values():
-            c.show_message("")
+            if c.text or c.message.value:  # one already clear stays as it is (no trait set)
+                c.show_message("")
         self.value = new
 
     @property
@@ -192,7 +193,8 @@ class ParamsForm(widgets.VBox):
     def clear_messages(self) -> None:
         """Clears every message under the controls."""
         for c in self.controls.values():
-            c.show_message("")
+            if c.text or c.message.value:  # one already clear stays as it is (no trait set)
+                c.show_message("")
 
     def widget(self, name: str, lane: int = 0) -> widgets.Widget:
         """Returns the widget of lane ``lane`` of field ``name``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -154,22 +155,30 @@ def _read_gates(raw: Any) -> Gates:
     )
 
 
-def _length(tracks: np.ndarray) -> np.ndarray:
-    """``[E]`` lengths of closed ``[E, N, 2]`` tracks (NaN segments skipped), summed in
-    float64: the points as complex numbers, so a segment's length is one ``abs``."""
+def _length_sum(tracks: np.ndarray) -> float:
+    """The sum over the envs of the lengths of closed ``[E, N, 2]`` tracks (NaN segments
+    skipped), each env's summed in float64: the points as complex numbers, so a segment's
+    length is one ``abs``. The segments in one subtraction over the batch as one flat
+    array (the differences across envs are overwritten by the closing segments)."""
     e, n = tracks.shape[:2]
-    if n == 0:
-        return np.zeros(e)
+    if n == 0 or e == 0:
+        return 0.0
     z = np.ascontiguousarray(tracks[..., :2])
-    z = z.view(np.complex64 if z.dtype == np.float32 else np.complex128)[..., 0]
+    z = z.view(np.complex64 if z.dtype == np.float32 else np.complex128).reshape(e, n)
     d = np.empty_like(z)
-    np.subtract(z[:, 1:], z[:, :-1], out=d[:, :-1])
+    flat = z.reshape(-1)
+    np.subtract(flat[1:], flat[:-1], out=d.reshape(-1)[:-1])
     np.subtract(z[:, 0], z[:, -1], out=d[:, -1])
     seg = np.abs(d)
-    total = seg.sum(axis=1, dtype=np.float64)
-    if not np.isfinite(total).all():
-        total = np.nansum(seg, axis=1, dtype=np.float64)
+    total = float(seg.sum(axis=1, dtype=np.float64).sum())
+    if not math.isfinite(total):  # a NaN or inf somewhere: the envs' sums without NaNs
+        total = float(np.nansum(seg, axis=1, dtype=np.float64).sum())
     return total
+
+
+def _mean_length(tracks: np.ndarray) -> float:
+    """The ``mean length`` count: the mean length of the envs, to 4 digits."""
+    return round(_length_sum(tracks) / len(tracks), 4) if len(tracks) else 0.0
 
 
 def _points(value: Any) -> np.ndarray:
@@ -229,9 +238,7 @@ def frame_from(
         counts["envs"] = tracks.shape[0]
         counts["valid envs"] = int(np.count_nonzero(valid))
         counts["points per env"] = tracks.shape[1]
-        counts["mean length"] = (
-            round(float(_length(tracks).sum()) / len(tracks), 4) if len(tracks) else 0.0
-        )
+        counts["mean length"] = _mean_length(tracks)
         hashed += [tracks, valid]
     elif valid is not None:
         counts["envs"] = len(valid)
@@ -272,6 +279,63 @@ def frame_from(
         elapsed_ms=elapsed_ms,
         traffic=traffic if traffic is not None else Traffic(),
         reasons=reasons,
+    )
+
+
+def track_frame(
+    xy: np.ndarray,
+    valid: np.ndarray,
+    reasons: np.ndarray,
+    *,
+    report: tuple[ReportRow, ...] = (),
+    elapsed_ms: float = 0.0,
+    traffic: Traffic | None = None,
+) -> Frame:
+    """``frame_from({"xy": xy, "valid": valid, "reason": reasons}, ...)`` for tracks already
+    read back as NumPy arrays, without the lookups by name (a track view's cook).
+
+    Args:
+        xy: ``[E, N, 2]`` C-contiguous float32 or float64 centerlines.
+        valid, reasons: ``[E]`` integer flags and reason bits.
+        report, elapsed_ms, traffic: carried into the frame.
+
+    Returns:
+        The same frame as ``frame_from`` (counts envs, valid envs, points per env, mean
+        length; tracks, valid and reasons; tracks and valid hashed).
+
+    Raises:
+        ParamsError: arrays that are not of that form (``frame_from`` reads any other).
+    """
+    e = len(xy)
+    if (
+        xy.ndim != 3
+        or xy.shape[2] != 2
+        or xy.dtype not in (np.float32, np.float64)
+        or not xy.flags.c_contiguous
+        or valid.shape != (e,)
+        or reasons.shape != (e,)
+    ):
+        raise ParamsError(
+            f"track_frame: expected [E, N, 2] float xy and [E] valid and reasons, got "
+            f"{xy.shape} {xy.dtype}, {valid.shape}, {reasons.shape}"
+        )
+    valid = valid.astype(np.int64)
+    counts: dict[str, float] = {
+        "envs": e,
+        "valid envs": int(np.count_nonzero(valid)),
+        "points per env": xy.shape[1],
+        "mean length": _mean_length(xy),
+    }
+    return Frame(
+        tracks=xy,
+        valid=valid,
+        gates=None,
+        counts=counts,
+        hashed=(xy, valid),
+        report=tuple(report),
+        elapsed_ms=elapsed_ms,
+        traffic=traffic if traffic is not None else Traffic(),
+        reasons=reasons.astype(np.int64),
     )
 
 

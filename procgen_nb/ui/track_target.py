@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._traffic import collect
-from ..errors import ProcgenError
+from .._traffic import _count, collect
+from ..errors import ParamsError, ProcgenError
 from ..params import Field, Params, params_class
-from .frame import Frame, ReportRow, frame_from
+from .frame import Frame, ReportRow, frame_from, track_frame
 from .target import Progress, Target, _literal, _no_progress
 
 #: the fields every track generator takes besides its own Params.
@@ -74,6 +75,8 @@ def _reasons() -> dict[int, str]:
 
 #: bits -> ``[mask + 1, bits]`` table: row v says which bits value v has (reason_counts)
 _BIT_TABLES: dict[tuple[int, ...], np.ndarray] = {}
+#: (labels, prefix) -> the count names, in the order of the labels (reason_counts)
+_NAMES: dict[tuple[tuple[tuple[int, str], ...], str], tuple[str, ...]] = {}
 
 
 def reason_counts(reason: np.ndarray, labels: dict[int, str], prefix: str) -> dict[str, int]:
@@ -85,9 +88,14 @@ def reason_counts(reason: np.ndarray, labels: dict[int, str], prefix: str) -> di
     if not labels:
         return {}
     key = tuple(labels)
+    names = _NAMES.get((tuple(labels.items()), prefix))
+    if names is None:
+        names = _NAMES[(tuple(labels.items()), prefix)] = tuple(
+            f"{prefix}{t}" for t in labels.values()
+        )
     words = np.asarray(reason).reshape(-1)
     if not words.any():  # every env valid: nothing to count
-        return {f"{prefix}{t}": 0 for t in labels.values()}
+        return dict.fromkeys(names, 0)
     mask = 0
     for bit in key:
         mask |= bit
@@ -100,7 +108,7 @@ def reason_counts(reason: np.ndarray, labels: dict[int, str], prefix: str) -> di
         hits = np.bincount(words, minlength=mask + 1) @ table
     else:  # bits far apart: one comparison per env and bit
         hits = np.count_nonzero(words[:, None] & np.array(key), axis=0)
-    return {f"{prefix}{t}": int(n) for t, n in zip(labels.values(), hits.tolist(), strict=True)}
+    return dict(zip(names, hits.tolist(), strict=True))
 
 
 class TrackTarget(Target):
@@ -147,6 +155,8 @@ class TrackTarget(Target):
         self._gen: Any = None
         self._labels: dict[int, str] | None = None  # reason bit -> short label, once
         self._last: Any = None  # (own, validity) of the generator as built or updated
+        self._cooked: Any = None  # (params, their split) of the last prepared cook
+        self._views = _HostViews()  # host views of the last result's arrays (CPU)
 
     @property
     def initial(self) -> Params:
@@ -258,34 +268,58 @@ class TrackTarget(Target):
         return "built"
 
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
-        own, validity, shared = self._split(params)
+        prev, self._cooked = self._cooked, None
         # one collector for the cook; each step's share from marks (nested collectors
         # would count every launch once more per level)
         with collect() as total:
             m0 = _mark(total)
-            how = self._prepare(own, validity, shared, progress)
+            if (
+                prev is not None
+                and self._gen is not None
+                and (params is prev[0] or params == prev[0])
+            ):
+                split, how = prev[1], "reused"  # the last cook's values: the generator as it is
+            else:
+                split = self._split(params)
+                how = self._prepare(*split, progress)
+            self._cooked = (params, split)
+            own, validity, shared = split
             m1 = _mark(total)
             progress(0.6, "generating")
             result = self._gen.generate(epoch=shared.get("epoch"))
             m2 = _mark(total)
             progress(0.85, "reading back")
-            data = _read_result(result)
+            data = _read_result(result, self._views)
             m3 = _mark(total)
         rows = (
             _step(f"{self.generator}: {how}", m0, m1, reused=how == "reused"),
             _step("generate", m1, m2),
             _step("read back for the view", m2, m3),
         )
-        frame = frame_from(
-            data,
-            num_envs=shared.get("num_envs"),
-            report=rows,
-            elapsed_ms=(m3[0] - m0[0]) * 1e3,
-            traffic=total,
-        )
-        reason = data.get("reason") if isinstance(data, Mapping) else None
+        elapsed = (m3[0] - m0[0]) * 1e3
+        frame = reason = None
+        if isinstance(data, _Drawn):  # xy, valid and reason as arrays: the frame directly
+            try:
+                frame = track_frame(
+                    data.xy, data.valid, data.reason, report=rows, elapsed_ms=elapsed,
+                    traffic=total,
+                )  # fmt: skip
+                reason = data.reason
+            except ParamsError:  # another form: frame_from reads it
+                data = data._asdict()
+        if frame is None:
+            frame = frame_from(
+                data,
+                num_envs=shared.get("num_envs"),
+                report=rows,
+                elapsed_ms=elapsed,
+                traffic=total,
+            )
+            reason = data.get("reason") if isinstance(data, Mapping) else None
         if reason is not None:
-            frame.counts.update(reason_counts(reason, self.reason_labels(), "invalid: "))
+            if self._labels is None:
+                self.reason_labels()
+            frame.counts.update(reason_counts(reason, self._labels, "invalid: "))
         return frame
 
     def code(self, params: Params) -> str:
@@ -338,23 +372,83 @@ def _bound_name(obj: Any, module: str) -> str | None:
     return None
 
 
-def _read_result(result: Any) -> Any:
+class _Drawn(NamedTuple):
+    """What the view draws of a track result, read back."""
+
+    xy: np.ndarray
+    valid: np.ndarray
+    reason: np.ndarray
+
+
+class _HostViews:
+    """NumPy views of a CPU result's device arrays, kept while the generator hands back
+    the same arrays (a CPU ``wp.array``'s memory is host memory: ``wp.array.numpy()``
+    aliases it, and ``ctx.readback`` copies that view)."""
+
+    __slots__ = ("arrays", "views")
+
+    def __init__(self) -> None:
+        self.arrays: tuple[Any, ...] = ()
+        self.views: tuple[np.ndarray, ...] = ()
+
+    def get(self, arrays: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+        kept = self.arrays
+        if len(kept) != len(arrays) or any(a is not b for a, b in zip(kept, arrays, strict=True)):
+            self.arrays, self.views = (), ()
+            views = tuple(a.numpy() for a in arrays)
+            self.arrays, self.views = arrays, views
+        return self.views
+
+
+@functools.cache
+def _track_context() -> type | None:
+    """``procgen_nb.track_gen.exec.LaunchContext`` (None when track_gen does not import)."""
+    try:
+        from ..track_gen.exec import LaunchContext
+    except ImportError:
+        return None
+    return LaunchContext
+
+
+def _fast_readback(ctx: Any, arrays: tuple[Any, ...], views: _HostViews) -> list | None:
+    """``[ctx.readback(a) for a in arrays]`` on the CPU, in one step: the same copies of
+    the same memory, the same checks (none fails here: None sends the caller to
+    ``ctx.readback``, which raises), a readback and a wait counted per array. None when
+    ``ctx`` is not a track context on the CPU outside any recording or capture."""
+    if (
+        type(ctx) is not _track_context()
+        or ctx._recording is not None
+        or ctx._strict
+        or not ctx._wp_device.is_cpu
+        or ctx._wp_device.is_capturing
+    ):
+        return None
+    out = [v.copy() for v in views.get(arrays)]
+    _count("readbacks", len(out))
+    _count("waits", len(out))
+    return out
+
+
+def _read_result(result: Any, views: _HostViews | None = None) -> Any:
     """Reads what the view draws of a track result back (centerlines, validity and
-    reasons: three readbacks), keeping its gates when it has some; a result without those
-    device arrays through its ``numpy()``."""
+    reasons: three readbacks) as a ``_Drawn``; a dict with its gates when it has some;
+    a result without those device arrays through its ``numpy()``."""
     if not hasattr(result, "numpy"):
         return result
     ctx = getattr(result, "ctx", None)
+    gates = getattr(result, "gates", None)
     if ctx is not None and all(hasattr(result, k) for k in ("xy", "valid", "reason")):
         e, n = result.num_envs, result.num_points
-        data = {
-            "xy": ctx.readback(result.xy).reshape(e, n, 2),
-            "valid": ctx.readback(result.valid),
-            "reason": ctx.readback(result.reason),
-        }
+        arrays = (result.xy, result.valid, result.reason)
+        got = _fast_readback(ctx, arrays, views) if views is not None else None
+        if got is None:
+            got = [ctx.readback(a) for a in arrays]
+        drawn = _Drawn(got[0].reshape(e, n, 2), got[1], got[2])
+        if gates is None:
+            return drawn
+        data = drawn._asdict()
     else:
         data = dict(result.numpy())
-    gates = getattr(result, "gates", None)
     if gates is not None:
         data["gates"] = gates
     return data
@@ -368,8 +462,10 @@ def _mark(total: Any) -> tuple[float, int, int, int, int, int]:
 
 def _step(name: str, a: tuple, b: tuple, reused: bool | None = None) -> ReportRow:
     """The report row of what happened between marks ``a`` and ``b``."""
-    d = [y - x for x, y in zip(a, b, strict=True)]
-    return ReportRow(name, d[0] * 1e3, d[1], d[2], d[3], d[4], d[5], reused)
+    return ReportRow(
+        name, (b[0] - a[0]) * 1e3, b[1] - a[1], b[2] - a[2], b[3] - a[3], b[4] - a[4],
+        b[5] - a[5], reused,
+    )  # fmt: skip
 
 
 def _row(name: str, ms: float, tr: Any, reused: bool | None = None) -> ReportRow:

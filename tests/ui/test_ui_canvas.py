@@ -117,3 +117,40 @@ def test_one_cook_is_one_message_of_binary_buffers():
     canvas.grey("lobes = 3 did not cook")
     assert canvas.stale and canvas.seq == 1
     canvas.comm = None
+
+
+def test_a_show_sends_what_changed_and_a_grey_picture_clears():
+    rng = np.random.default_rng(1)
+    xy = rng.normal(size=(3, 8, 2))
+    a, b = frame_from({"xy": xy}), frame_from({"xy": xy * 2.0})  # b: longer
+    canvas = TrackCanvas(max_envs=4)
+    sent = []
+
+    class Comm:
+        kernel = object()
+        comm_id = "test"
+
+        def send(self, data=None, buffers=None):
+            sent.append(data)
+
+        def close(self, *args, **kwargs):
+            pass
+
+        def on_msg(self, callback):
+            pass
+
+    def keys(msg):
+        return set(msg["state"]) | {p[0] for p in msg["buffer_paths"]}
+
+    canvas.comm = Comm()
+    canvas.show(a, width=0.1)
+    canvas.show(a, width=0.1)  # the same picture again: its arrays are not sent again
+    assert len(sent) == 2 and "tracks" in keys(sent[0])
+    assert {"seq", "sent_ms"} <= keys(sent[1]) and not {"tracks", "valid", "envs"} & keys(sent[1])
+    canvas.show(b, width=0.2)
+    assert {"tracks", "track_width", "counts"} <= keys(sent[2]) and "valid" not in keys(sent[2])
+    canvas.grey("did not cook")
+    canvas.show(b, width=0.2)
+    assert {"stale", "message"} <= keys(sent[-1]) and not canvas.stale and canvas.message == ""
+    assert canvas.seq == 4
+    canvas.comm = None
