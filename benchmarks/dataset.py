@@ -14,8 +14,11 @@ Workers are started and warmed up (Warp loaded, kernels found in the cache, one 
 made) before the clock starts; their start-up is printed apart. Each run is timed
 ``--repeats`` times (the best is kept). It prints tracks/s, the speedups over the single
 process (target: at least 1.7x with 2 workers on a 2-core machine), the bytes per track on
-disk, whether every run wrote the same bytes (it must), and the load average (the box is
-shared). Nothing is asserted.
+disk, whether every run wrote the same bytes (it must), the load average and the CPU time
+other processes took during the in-process and the Dask runs (the box is shared: a run is
+clean when that is near 0). On both executors ``write`` makes several consecutive shards a
+task by default (up to 4096 tracks, two tasks per worker at least: 4 tasks of 4 shards
+here). Nothing is asserted.
 Run: ``python benchmarks/dataset.py`` (``--smoke`` for a quick run in the test suite).
 """
 
@@ -70,6 +73,17 @@ def _cpu(client: object = None) -> float:
     return used
 
 
+def _busy() -> float:
+    """CPU seconds every process of the machine has used (Linux; 0 elsewhere): what others
+    took during a run is this less what ``_cpu`` counts."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle, iowait
+
+
 def main(argv: list[str] | None = None) -> dict[str, object]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=16384)
@@ -91,9 +105,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     _warm(args.num_points, shard)
     with tempfile.TemporaryDirectory(prefix="bench-dataset-") as tmp:
         tmp = Path(tmp)
-        c0 = _cpu()
+        c0, b0 = _cpu(), _busy()
         one = _timed(config, n, tmp / "inproc", shard, reps)
         cpu_one = (_cpu() - c0) / reps
+        others_one = max(0.0, _busy() - b0 - cpu_one * reps)
         ref = _files(tmp / "inproc")
         size = sum(len(b) for b in ref.values())
         split = _timed(config, n, tmp / "split", shard, reps, threads=None)
@@ -123,9 +138,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             for addr in client.scheduler_info()["workers"]:
                 client.submit(_warm, args.num_points, shard, workers=[addr], pure=False).result()
             start = time.perf_counter() - t0
-            c0 = _cpu(client)
+            c0, b0 = _cpu(client), _busy()
             dask_s = _timed(config, n, tmp / "dask", shard, reps, scheduler=client)
             cpu_dask = (_cpu(client) - c0) / reps
+            others_dask = max(0.0, _busy() - b0 - cpu_dask * reps)
         rows["dask tracks/s"] = n / dask_s
         rows["dask start-up s"] = start
 
@@ -145,6 +161,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     rows["cpu per track in-process us"] = cpu_one / n * 1e6
     rows["cpu per track dask us"] = cpu_dask / n * 1e6
     rows["pool speedup"] = one / pool_s
+    rows["others cpu s in-process"] = others_one
+    rows["others cpu s dask"] = others_dask
     rows["bytes per track"] = size / n
     rows["identical bytes"] = same
     print(f"{'run (best of ' + str(reps) + ')':<34}{'seconds':>9}{'tracks/s':>11}{'speedup':>9}")
@@ -163,6 +181,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     print(
         f"CPU per track: {cpu_one / n * 1e6:.0f} us in this process, {cpu_dask / n * 1e6:.0f} us "
         f"on Dask (its workers and this process): {idle:.2f}x on {w} idle cores"
+    )
+    print(
+        f"other processes' CPU during the runs: {others_one:.2f} s in-process, "
+        f"{others_dask:.2f} s Dask (near 0: the cores were ours)"
     )
     print(f"on disk: {size / n:.0f} bytes per track ({args.num_points * 8} of them the centerline)")
     print(f"every run wrote the same bytes: {same}")

@@ -328,6 +328,7 @@ def write(
     progress: bool = True,
     threads: int | None = 1,
     workers_write: bool | None = None,
+    shards_per_task: int | None = None,
 ) -> dict[str, Any]:
     """Writes ``count`` tracks of ``config`` as Parquet shards and a manifest under ``out``.
 
@@ -352,6 +353,10 @@ def write(
             (None: when the executor runs on this machine: in this process, a process or
             thread pool, a Dask cluster whose workers all listen on this machine); False:
             the bytes come back and this process writes them (workers on other machines).
+        shards_per_task: consecutive shards one executor task makes (each still its own
+            file and manifest entry, recorded when its task ends). None: up to 4096 tracks a
+            task, at least two tasks per worker slot (one shard a task where the executor's
+            slots are unknown): a Dask task costs a few ms beyond its shard.
 
     Returns:
         The manifest (also in ``out/_manifest.json``), with ``"written"`` and ``"skipped"``
@@ -363,6 +368,8 @@ def write(
     count = _positive_int("count", count)
     shard_size = _positive_int("shard_size", shard_size)
     threads = None if threads is None else _positive_int("threads", threads)
+    if shards_per_task is not None:
+        shards_per_task = _positive_int("shards_per_task", shards_per_task)
     if workers_write not in (None, True, False):
         raise ParamsError(
             f"dataset.write workers_write: expected None or a bool, got {workers_write!r}"
@@ -409,12 +416,13 @@ def write(
     _save_manifest(out, manifest)
     bar = _bar(progress, count, sum(_size(count, shard_size, i) for i in todo))
     spec_json = _canonical(spec)
-    ex, client, local = _dataset_run.executor_of(executor, scheduler)
+    ex, client, local, slots = _dataset_run.executor_of(executor, scheduler)
+    per_task = shards_per_task or _dataset_run.shards_per_task(slots, len(todo), shard_size)
     if workers_write is None:
         workers_write = local
     there = str(out.resolve()) if workers_write else None
     try:
-        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads, there)
+        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads, there, per_task)
         for index, data, device, digest, size in results:
             path = out / _shard_name(index)
             if data is not None:

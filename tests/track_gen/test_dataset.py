@@ -156,6 +156,7 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"executor": "threads"}, "executor"),
         ({"threads": 0}, "threads"),
         ({"workers_write": "yes"}, "workers_write"),
+        ({"shards_per_task": 0}, "shards_per_task"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
@@ -190,6 +191,38 @@ def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
     seen.clear()
     dataset.write(CONFIG, COUNT, tmp_path / "default", SHARD, progress=False)
     assert set(seen) == {"1"}  # by default a shard runs on one thread
+
+
+def test_a_task_makes_several_shards_when_there_are_many():
+    from procgen_nb.track_gen._dataset_run import TASK_TRACKS, shards_per_task
+
+    assert TASK_TRACKS == 4096
+    assert shards_per_task(None, 16, 1024) == 1  # slots unknown: one shard a task
+    assert shards_per_task(2, 16, 1024) == 4  # 4 tasks: two per slot, 4096 tracks each
+    assert shards_per_task(2, 977, 1024) == 4  # at most TASK_TRACKS tracks a task
+    assert shards_per_task(2, 16, 4096) == 1 and shards_per_task(2, 7, 8) == 1
+    assert shards_per_task(4, 200, 16) == 25  # at least two tasks a slot
+
+
+def test_tasks_of_several_shards_write_each_shard_once_with_the_same_bytes(tmp_path, reference):
+    submitted = []
+
+    class Counting(cf.ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.append(args[1])  # the shard indices of the task
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(2) as ex:
+        m = dataset.write(CONFIG, COUNT, tmp_path, SHARD, ex, progress=False, shards_per_task=3)
+    assert submitted == [[0, 1, 2], [3]]
+    assert _files(tmp_path) == reference
+    assert sorted(m["shards"], key=int) == ["0", "1", "2", "3"] and m["written"] == 4
+    assert dataset.read(tmp_path, verify=True).num_rows == COUNT
+    submitted.clear()
+    with Counting(2) as ex:  # 4 shards on 2 slots: one a task (two tasks a slot)
+        dataset.write(CONFIG, COUNT, tmp_path / "auto", SHARD, ex, progress=False)
+    assert sorted(submitted) == [[0], [1], [2], [3]]
+    assert _files(tmp_path / "auto") == reference
 
 
 class _Elsewhere(cf.Executor):
@@ -256,6 +289,11 @@ def test_a_dask_cluster_of_two_worker_processes_writes_the_same_bytes(
     from procgen_nb.track_gen import _dataset_run
 
     assert _dataset_run.executor_of(None, dask_client)[2] is True  # its workers wrote the files
+    assert _dataset_run.executor_of(None, dask_client)[3] == 2  # worker slots
+    m = dataset.write(
+        CONFIG, COUNT, tmp_path / "pairs", SHARD, dask_client, progress=False, shards_per_task=2
+    )
+    assert _files(tmp_path / "pairs") == reference and m["written"] == 4
 
 
 def test_a_worker_killed_mid_run_still_gives_every_shard_once(tmp_path, dask_client):
