@@ -115,15 +115,25 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         rows["in-process tracks/s"] = n / one
         rows["in-process split tracks/s"] = n / split
 
+        # the pool before Dask: a Dask nanny leaves its workers' variables (the MALLOC_*
+        # of DASK_CONFIG) in this process's environment, and a pool started after would
+        # inherit them
+        t0 = time.perf_counter()
+        with cf.ProcessPoolExecutor(w) as ex:
+            list(ex.map(_warm, [args.num_points] * w, [shard] * w))
+            pool_start = time.perf_counter() - t0
+            pool_s = _timed(config, n, tmp / "pool", shard, reps, executor=ex)
+        rows["pool tracks/s"] = n / pool_s
+
         import dask
         from distributed import Client, LocalCluster
 
         logging.getLogger("distributed").setLevel(logging.ERROR)
         # Dask's statistical profiler samples every worker thread each 10 ms; on a 2-core box
         # it measurably slows a compute-bound shard (about 1.5x here), so it is off. Its
-        # 20 ms event-loop tick, its system and memory monitors and the MALLOC_TRIM_THRESHOLD_
-        # its nannies set (glibc then maps and unmaps every large array) cost a shard about
-        # 15% more CPU in a worker than in a pool process: relaxed and unset here, as
+        # 20 ms event-loop tick and its system and memory monitors are relaxed, and glibc
+        # in the workers keeps the memory a shard frees (the MALLOC_TRIM_THRESHOLD_ its
+        # nannies set by default had glibc map and unmap every large array), as
         # dataset.DASK_CONFIG advises for a cluster of compute-bound shards
         dask.config.set(dataset.DASK_CONFIG)
         t0 = time.perf_counter()
@@ -145,12 +155,6 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         rows["dask tracks/s"] = n / dask_s
         rows["dask start-up s"] = start
 
-        t0 = time.perf_counter()
-        with cf.ProcessPoolExecutor(w) as ex:
-            list(ex.map(_warm, [args.num_points] * w, [shard] * w))
-            pool_start = time.perf_counter() - t0
-            pool_s = _timed(config, n, tmp / "pool", shard, reps, executor=ex)
-        rows["pool tracks/s"] = n / pool_s
         same = all(_files(tmp / k) == ref for k in ("split", "dask", "pool"))
 
     rows["dask speedup"] = one / dask_s

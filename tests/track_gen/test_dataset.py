@@ -225,6 +225,38 @@ def test_tasks_of_several_shards_write_each_shard_once_with_the_same_bytes(tmp_p
     assert _files(tmp_path / "auto") == reference
 
 
+@pytest.mark.parametrize("keeps", [False, True])
+def test_a_shard_drops_its_generator_where_glibc_keeps_freed_memory(monkeypatch, reference, keeps):
+    dropped = []
+    real = dataset._release
+
+    def spy(*objs):
+        real(*objs)
+        dropped.extend(vars(o) for o in objs)
+
+    monkeypatch.setattr(dataset, "_glibc_keeps_memory", lambda: keeps)
+    monkeypatch.setattr(dataset, "_release", spy)
+    spec = dataset.resolve_config(CONFIG)
+    data = dataset.shard_bytes(spec, 0, SHARD)
+    assert data == reference["shard-000000.parquet"]  # the bytes do not change
+    assert len(dropped) == 2 and all((d == {}) == keeps for d in dropped)
+
+
+def test_dask_config_has_glibc_keep_the_memory_of_a_shard():
+    env = "distributed.nanny.pre-spawn-environ."
+    assert int(dataset.DASK_CONFIG[env + "MALLOC_MMAP_THRESHOLD_"]) <= 32 << 20  # glibc's cap
+    assert int(dataset.DASK_CONFIG[env + "MALLOC_TRIM_THRESHOLD_"]) >= 64 << 20
+    # a process started with both drops its shards' generators; one started without, not
+    code = "from procgen_nb.track_gen import dataset; print(dataset._glibc_keeps_memory())"
+    keep = {k.rsplit(".", 1)[1]: v for k, v in dataset.DASK_CONFIG.items() if "MALLOC" in k}
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    for env, want in ((plain, "False"), ({**plain, **keep}, str(sys.platform == "linux"))):
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == want
+
+
 class _Elsewhere(cf.Executor):
     """Runs each task now, as a worker on another machine would: its ``out`` (the last
     argument) is a folder of its own."""
