@@ -240,6 +240,11 @@ def test_a_shard_drops_its_generator_where_glibc_keeps_freed_memory(monkeypatch,
     data = dataset.shard_bytes(spec, 0, SHARD)
     assert data == reference["shard-000000.parquet"]  # the bytes do not change
     assert len(dropped) == 2 and all((d == {}) == keeps for d in dropped)
+    course = {"gate_generator": "arc_length", "gate_params": {"spacing": 0.6}, "track_width": 0.2}
+    spec = dataset.resolve_config({**CONFIG, "course": course})
+    data = dataset.shard_bytes(spec, 0, SHARD)
+    monkeypatch.setattr(dataset, "_glibc_keeps_memory", lambda: not keeps)
+    assert dataset.shard_bytes(spec, 0, SHARD) == data  # a course shard: the same both ways
 
 
 def test_dask_config_has_glibc_keep_the_memory_of_a_shard():
