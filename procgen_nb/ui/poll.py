@@ -14,11 +14,33 @@ is what the canvas reports.
 
 from __future__ import annotations
 
+import math
+import numbers
 import threading
 from collections.abc import Callable
+from typing import Any
+
+from ..errors import ParamsError
 
 #: seconds between two polls of a view's ``cpu.read`` digests (``explore(poll_interval=)``)
 POLL_INTERVAL = 0.5
+
+
+def check_interval(label: str, value: Any, off: bool = False) -> float:
+    """``value`` as seconds between two polls: a finite number > 0; with ``off`` also 0 or
+    None, returned as 0.0 (no polling).
+
+    Raises:
+        ParamsError: anything else (a bool, a string, NaN, infinity, a negative number),
+            naming ``label`` and the value.
+    """
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if off and (value is None or (number and value == 0)):
+        return 0.0
+    if not (number and math.isfinite(float(value)) and float(value) > 0):
+        accepted = "seconds > 0 (0 or None: no polling)" if off else "seconds > 0"
+        raise ParamsError(f"{label}: expected {accepted}, got {value!r}")
+    return float(value)
 
 
 class DigestPoller:
@@ -28,13 +50,16 @@ class DigestPoller:
     Args:
         moved: returns the nodes whose digest moved (``Graph.moved_digests``); nothing cooks.
         on_moved: called on the poller's thread with those nodes (the view queues a cook).
-        interval: seconds between polls (> 0).
+        interval: seconds between polls (a finite number > 0).
 
     Attributes:
         polls: how many times ``moved()`` was asked.
         moves: how many polls found a digest moved.
         visible: whether the view can be seen (polls happen only then).
         last_error: what the last ``moved()`` or ``on_moved`` raised, or None.
+
+    Raises:
+        ParamsError: an ``interval`` that is not a finite number > 0.
     """
 
     def __init__(
@@ -43,11 +68,9 @@ class DigestPoller:
         on_moved: Callable[[list[str]], None],
         interval: float = POLL_INTERVAL,
     ):
-        if not interval > 0:
-            raise ValueError(f"DigestPoller interval: expected seconds > 0, got {interval!r}")
+        self.interval = check_interval("DigestPoller interval", interval)
         self._moved = moved
         self._on_moved = on_moved
-        self.interval = float(interval)
         self.visible = True
         self.polls = 0
         self.moves = 0

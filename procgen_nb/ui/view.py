@@ -54,7 +54,7 @@ from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
-from .poll import POLL_INTERVAL, DigestPoller
+from .poll import POLL_INTERVAL, DigestPoller, check_interval
 from .sweep_panel import SweepPanel
 from .targets import Target, as_target
 from .worker import CookLoop
@@ -82,7 +82,7 @@ class ExploreView(widgets.Box):
         max_envs: draw at most this many envs (the view notes when it draws fewer).
         cook: cook the starting values at once (in the background).
         poll_interval: seconds between two polls of a graph's ``cpu.read`` digests (a cook
-            follows when one moved); 0 or None: no polling.
+            follows when one moved), a finite number > 0; 0 or None: no polling.
         **options: passed to the target (``num_envs``, ``num_points``, ``seed``,
             ``outputs``).
 
@@ -97,7 +97,8 @@ class ExploreView(widgets.Box):
         poller: the poller of a graph's ``cpu.read`` digests, or None.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds.
+        ParamsError: when ``target`` is none of the accepted kinds, or ``poll_interval``
+            is neither a finite number > 0 nor 0 or None.
     """
 
     frame = traitlets.Any(None)
@@ -115,8 +116,8 @@ class ExploreView(widgets.Box):
         poll_interval: float | None = POLL_INTERVAL,
         **options: Any,
     ):
+        self.poll_interval = check_interval("explore poll_interval", poll_interval, off=True)
         self.target: Target = as_target(target, params, **options)
-        self.poll_interval = float(poll_interval or 0.0)
         self.poller: DigestPoller | None = None
         self.max_envs = max_envs
         self.form = self._make_form()
@@ -262,12 +263,13 @@ class ExploreView(widgets.Box):
     def close(self) -> None:
         """Stops the cook thread and closes the widgets."""
         self.__dict__["_closing"] = True  # a cook finishing now starts no poller
-        poller = self.__dict__.get("poller")
-        if poller is not None:
-            poller.stop()
         loop = self.__dict__.get("_loop")
         if loop is not None:
             loop.close()
+        # after the cook thread ended: a poller its last cook started is stopped too
+        poller = self.__dict__.get("poller")
+        if poller is not None:
+            poller.stop()
         for name in ("form", "canvas", "report", "sweep_panel"):
             w = self.__dict__.get(name)
             if w is not None:
@@ -491,7 +493,8 @@ def explore(
         The ``ExploreView`` widget; it starts cooking the starting values at once.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds.
+        ParamsError: when ``target`` is none of the accepted kinds, or ``poll_interval``
+            is neither a finite number > 0 nor 0 or None.
         ProcgenError: for a generator when ``procgen_nb.track_gen`` is missing.
     """
     return ExploreView(

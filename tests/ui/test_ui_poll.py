@@ -10,6 +10,7 @@ import pytest
 import procgen_nb as pg
 from procgen_nb import ops
 from procgen_nb.demo import build_demo_graph
+from procgen_nb.errors import ParamsError
 from procgen_nb.ui import explore
 from procgen_nb.ui.poll import POLL_INTERVAL, DigestPoller
 
@@ -125,3 +126,23 @@ def test_no_polling_without_digests_or_when_turned_off():
         v.close()
         if w is not None:
             w.close()
+
+
+@pytest.mark.parametrize("bad", [-1, -0.5, float("nan"), float("inf"), "0.5", True, [0.5]])
+def test_a_bad_poll_interval_is_refused_naming_it(bad):
+    with pytest.raises(ParamsError) as err:
+        explore(build_demo_graph(), poll_interval=bad, cook=False)
+    msg = str(err.value)
+    assert "explore poll_interval" in msg and "expected seconds > 0" in msg
+    assert "0 or None: no polling" in msg and f"got {bad!r}" in msg
+    with pytest.raises(ParamsError, match=r"DigestPoller interval: expected seconds > 0, got"):
+        DigestPoller(list, print, interval=bad)
+
+
+def test_a_poll_interval_of_none_or_zero_turns_polling_off():
+    for off in (None, 0, 0.0):
+        v = explore(build_demo_graph(), poll_interval=off, cook=False)
+        try:
+            assert v.poll_interval == 0.0 and v.poller is None
+        finally:
+            v.close()
