@@ -35,9 +35,12 @@ def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
     triangles in each cell to test."""
     from .. import mesh
 
-    ext = xy.max(axis=(0, 1)) - xy.min(axis=(0, 1)) + 2.0 * width  # every ribbon's extent
-    per_road = 4 * int(np.prod(np.ceil(ext / width) + 2))  # cells of one layer, 4 deep
-    chunk = max(1, mesh.MAX_CELLS // per_road)
+    # every ribbon's extent, in float64: a tiny width makes the cells of one layer (4 deep)
+    # overflow float32, and float64 to inf for the tiniest, where a chunk is one env
+    lo, hi = xy.min(axis=(0, 1)).astype(np.float64), xy.max(axis=(0, 1)).astype(np.float64)
+    with np.errstate(over="ignore"):
+        per_road = 4.0 * float(np.prod(np.ceil((hi - lo + 2.0 * width) / width) + 2.0))
+    chunk = max(1, int(mesh.MAX_CELLS // per_road))
     parts = [
         mesh.road_overlap_batch(xy[a : a + chunk], width, device=device)
         for a in range(0, len(xy), chunk)

@@ -218,3 +218,13 @@ def test_update_with_an_unchanged_road_overlap_does_not_rebuild():
     tg = pipeline(loops)
     assert tg.update(validity={"road_overlap": False, "track_width": 0.1}) is False
     assert tg.config.validity.track_width == 0.1 and not tg.host_driven
+
+
+@pytest.mark.parametrize("width", [1e-30, 1e-320])
+def test_road_overlap_of_a_tiny_track_width_tests_each_road_alone(width):
+    # cells of a tiny width overflow float32 (1e-30) and float64 (1e-320) when counted: the
+    # check runs each road on its own instead of failing to size its chunks
+    loops = np.stack([_pinched(64, 0.03), _oval(64)]).astype(np.float32)
+    got = pipeline(loops, track_width=width, min_turn_radius=0.0, road_overlap=True)
+    res = got.generate().numpy()
+    assert not (res["reason"] & ROAD).any() and res["valid"].tolist() == [1, 1]
