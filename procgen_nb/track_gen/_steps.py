@@ -195,8 +195,12 @@ class _StepBuilder:
             )
             ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
 
+        # the arrays, not the generator or the result: a result kept alone does not keep
+        # its generator alive, and neither is left in a reference cycle by this closure
+        ctx, xy, reason, crossings = self.ctx, res.xy, res.reason, res._crossings
+
         def count_crossings() -> None:
-            count_crossing_envs(self.ctx, res.xy, E, N, res.reason, res._crossings, grid)
+            count_crossing_envs(ctx, xy, E, N, reason, crossings, grid)
 
         res._count_crossings = count_crossings
         self._steps.append(_Step("validity", CaptureClass.GRAPH, run))
