@@ -247,6 +247,39 @@ def test_a_shard_drops_its_generator_where_glibc_keeps_freed_memory(monkeypatch,
     assert dataset.shard_bytes(spec, 0, SHARD) == data  # a course shard: the same both ways
 
 
+def test_a_result_kept_alone_reads_full_crossings_without_its_generator():
+    # the result's crossing count refers to arrays, not to its generator: a result kept
+    # alone leaves the generator to reference counting and garbage collection, and a shard's
+    # result is freed once its generator is cleared
+    import gc
+    import weakref
+
+    import track_reference as ref
+    from test_validity_options import NO_DRIVE, pipeline
+
+    xy = ref.random_loops(np.random.default_rng(9), 64, 48)
+    want = np.array([ref.crossings(t) for t in xy])
+    assert want.max() > 1
+    gen = pipeline(xy, **NO_DRIVE)
+    res = gen.generate()
+    alive = weakref.ref(gen)
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        del gen
+        gc.collect()
+        assert alive() is None
+        np.testing.assert_array_equal(res.numpy()["crossings"], want)
+        gen = pipeline(xy, **NO_DRIVE)
+        kept = weakref.ref(gen.result)
+        vars(gen).clear()
+        assert kept() is None  # no cycle through the result: freed without the collector
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_dask_config_has_glibc_keep_the_memory_of_a_shard():
     env = "distributed.nanny.pre-spawn-environ."
     assert int(dataset.DASK_CONFIG[env + "MALLOC_MMAP_THRESHOLD_"]) <= 32 << 20  # glibc's cap
