@@ -21,7 +21,7 @@ from ...errors import ParamsError
 from . import _kernels as _k
 from . import funcs
 from ._checks import BUILD, need_array, need_masks, need_size
-from ._scratch import ArcScratch, GridScratch, _check_arc, grid_size
+from ._scratch import ArcScratch, GridScratch, _check_arc
 from ._validity import check_tracks, is_simple, self_intersections, turning_number
 
 
@@ -360,7 +360,6 @@ __all__ = [
     "fill",
     "funcs",
     "grid_cells",
-    "grid_size",
     "is_simple",
     "resample_constant_spacing",
     "resample_uniform",

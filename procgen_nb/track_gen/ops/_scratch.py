@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import warp as wp
@@ -102,12 +101,6 @@ class GridScratch:
         )
 
 
-def grid_size(num_points: int) -> int:
-    """Returns about sqrt(N) cells per side (kept for callers of the former clearance grid;
-    the clearance test now uses ``clearance_blocks``)."""
-    return max(2, min(64, int(round(math.sqrt(num_points)))))
-
-
 def clearance_blocks(num_points: int) -> int:
     """Returns the blocks of consecutive points the clearance test cuts a loop of
     ``num_points`` points into."""
@@ -142,4 +135,4 @@ def _check_grid(
     return scratch
 
 
-__all__ = ["ArcScratch", "GridScratch", "clearance_blocks", "grid_size"]
+__all__ = ["ArcScratch", "GridScratch", "clearance_blocks"]
