@@ -32,6 +32,10 @@ from ._controls import readable
 
 #: the metrics the panel draws (the rest stay in ``panel.result``)
 SHOWN_METRICS = ("length", "min_turn_radius", "min_clearance")
+#: grid points of a sweep: (default, least, most) (the control's and ``run``'s bounds)
+POINTS = (21, 2, 201)
+#: envs per grid point: (default, least, most)
+ENVS = (256, 1, 65536)
 
 
 def sweep_values(field: Field, points: int) -> np.ndarray:
@@ -104,23 +108,8 @@ class SweepPanel(widgets.VBox):
             tooltip="the field swept over its slider range (the last one you changed)",
             layout=widgets.Layout(width="auto"),
         )
-        small = {"description_width": "initial"}
-        self.points = widgets.BoundedIntText(
-            21,
-            min=2,
-            max=201,
-            description="points",
-            style=small,
-            layout=widgets.Layout(width="110px"),
-        )
-        self.envs = widgets.BoundedIntText(
-            256,
-            min=1,
-            max=65536,
-            description="envs",
-            style=small,
-            layout=widgets.Layout(width="120px"),
-        )
+        self.points = _count_box("points", POINTS, "110px")
+        self.envs = _count_box("envs", ENVS, "120px")
         self.button = widgets.Button(
             description="Sweep",
             tooltip="run the sweep with the other values in effect",
@@ -180,16 +169,20 @@ class SweepPanel(widgets.VBox):
         ``wait``. ``show``: the view shows the curves in place of the picture when done.
 
         Raises:
-            ParamsError: an unknown field or bad counts (before anything runs).
+            ParamsError: an unknown field, or ``points`` / ``num_envs`` other than an
+                integer in the control's range (``POINTS``, ``ENVS``), before anything runs.
             TimeoutError: with ``wait``, when the sweep takes longer than ``timeout``.
         """
+        from ..track_gen._checks import check_int
+
         name = field if field is not None else self.field.value
         if name not in self.fields:
             raise ParamsError(f"sweep field: expected one of {sorted(self.fields)}, got {name!r}")
-        values = sweep_values(self.fields[name], int(points or self.points.value))
-        envs = int(num_envs or self.envs.value)
-        if envs < 1:
-            raise ParamsError(f"sweep envs: expected at least 1, got {envs!r}")
+        points = check_int(
+            "sweep points", self.points.value if points is None else points, *POINTS[1:]
+        )
+        envs = check_int("sweep envs", self.envs.value if num_envs is None else num_envs, *ENVS[1:])
+        values = sweep_values(self.fields[name], points)
         self._run_id += 1
         run_id = self._run_id
         params = self._current()
@@ -214,17 +207,9 @@ class SweepPanel(widgets.VBox):
     def close(self) -> None:
         """Stops a running sweep after its chunk and closes the widgets."""
         self._run_id += 1
-        for w in (
-            self.field,
-            self.points,
-            self.envs,
-            self.button,
-            self.progress,
-            self.note,
-            self.shows,
-        ):
+        controls = (self.field, self.points, self.envs, self.button, self.progress, self.note)
+        for w in (*controls, self.shows, self.image):
             w.close()
-        self.image.close()
         super().close()
 
     def _work(
@@ -275,6 +260,19 @@ class SweepPanel(widgets.VBox):
                 self.progress.layout.visibility = "hidden"
                 self.runs += 1
             done.set()
+
+
+def _count_box(label: str, bounds: tuple[int, int, int], width: str) -> widgets.BoundedIntText:
+    """A count control: ``bounds`` is (value, least, most)."""
+    value, lo, hi = bounds
+    return widgets.BoundedIntText(
+        value,
+        min=lo,
+        max=hi,
+        description=label,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width=width),
+    )
 
 
 def join_sweeps(parts: list[Any]) -> Any:

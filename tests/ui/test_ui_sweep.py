@@ -94,6 +94,36 @@ def test_a_failed_sweep_is_shown_in_the_panel(view, monkeypatch):
         view.sweep_panel.run("seed")
 
 
+@pytest.mark.parametrize(
+    ("kw", "label", "accepted"),
+    [
+        ({"points": 1}, "sweep points", "in [2, 201]"),
+        ({"points": 0}, "sweep points", "in [2, 201]"),
+        ({"points": 5000}, "sweep points", "in [2, 201]"),
+        ({"points": 2.5}, "sweep points", "an integer"),
+        ({"points": "21"}, "sweep points", "an integer"),
+        ({"num_envs": 0}, "sweep envs", "in [1, 65536]"),
+        ({"num_envs": -3}, "sweep envs", "in [1, 65536]"),
+        ({"num_envs": 10**9}, "sweep envs", "in [1, 65536]"),
+        ({"num_envs": True}, "sweep envs", "an integer"),
+    ],
+)
+def test_bad_sweep_counts_are_refused_naming_them_before_anything_runs(view, kw, label, accepted):
+    panel = view.sweep_panel
+    with pytest.raises(ParamsError) as err:
+        panel.run("lobes", **{"points": 3, "num_envs": 8, **kw})
+    msg = str(err.value)
+    assert msg.startswith(f"{label}: expected an integer") and accepted in msg
+    assert f"got {next(iter(kw.values()))!r}" in msg
+    assert not panel.busy and panel.runs == 0 and panel.progress.layout.visibility == "hidden"
+    assert (panel.points.min, panel.points.max, panel.envs.min, panel.envs.max) == (
+        2,
+        201,
+        1,
+        65536,
+    )
+
+
 def test_only_a_track_generator_view_has_a_sweep_mode():
     v = explore(fake_tracks, params=FakeParams, cook=False)
     try:
