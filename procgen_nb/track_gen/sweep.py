@@ -161,14 +161,22 @@ def _values(key: str, vals: Any) -> np.ndarray:
 
 
 def _check_grid(
-    gen: Any, where: list[tuple[str, str]], keys: list[str], values: list[np.ndarray]
+    gen: Any, where: list[tuple[str, str]], keys: list[str], values: list[list[Any]]
 ) -> None:
-    """Refuses the first grid value its Params refuse, before any point is cooked."""
+    """Refuses two keys of one field, and the first grid value its Params refuse, before any
+    point is cooked."""
+    seen: dict[tuple[str, str], str] = {}
+    for wn, key in zip(where, keys):
+        if wn in seen:
+            raise ParamsError(
+                f"sweep grid {key!r}: expected each field once, got it as {seen[wn]!r} too"
+            )
+        seen[wn] = key
     owners = {"generator": gen.params, "validity": gen.config.validity}
     for (w, name), key, vals in zip(where, keys, values):
         for i, v in enumerate(vals):
             try:
-                owners[w].replace(**{name: v.item()})
+                owners[w].replace(**{name: v})
             except ParamsError as exc:
                 raise ParamsError(f"sweep grid {key!r} (value {i} of {len(vals)}): {exc}") from exc
 
@@ -200,9 +208,9 @@ def sweep(
         **config: ``TrackGenConfig`` fields when ``generator`` is a name.
 
     Raises:
-        ParamsError: an unknown key, empty values, a value its Params refuse (every value
-            is checked before the first point is cooked; the message names the key, the
-            value and the accepted range), unknown metrics, bad quantiles.
+        ParamsError: an unknown key, a field given twice, empty values, a value its Params
+            refuse (every value is checked before the first point is cooked; the message
+            names the key, the value and the accepted range), unknown metrics, bad quantiles.
     """
     from . import presets
     from .pipeline import TrackGenerator
@@ -227,7 +235,8 @@ def sweep(
     keys = list(grid)
     where = [_split_key(gen, k) for k in keys]
     values = [_values(k, grid[k]) for k in keys]
-    _check_grid(gen, where, keys, values)
+    py = [[v.item() if isinstance(v, np.generic) else v for v in vals] for vals in values]
+    _check_grid(gen, where, keys, py)
     names = _metric_names(metrics)
     levels = _levels(q)
     shape = tuple(len(v) for v in values)
@@ -248,8 +257,8 @@ def sweep(
         for idx in itertools.product(*(range(n) for n in shape)):
             # only the fields that moved: an outer static key rebuilds once per value
             upd: dict[str, dict[str, Any]] = {"generator": {}, "validity": {}}
-            for (w, n), vals, i in zip(where, values, idx):
-                v = vals[i].item()
+            for (w, n), vals, i in zip(where, py, idx):
+                v = vals[i]
                 if last.get((w, n), _UNSET) != v:
                     upd[w][n] = last[(w, n)] = v
             rebuilt = gen.update(

@@ -115,6 +115,9 @@ def test_a_name_builds_its_generator_and_the_plot_has_a_panel_per_metric():
         ({}, {}, "dict of field"),
         ({"lobes": [4]}, {"metrics": ["speed"]}, "speed"),
         ({"lobes": [4]}, {"q": [1.5]}, "quantile"),
+        ({"lobes": [4], "generator.lobes": [6]}, {}, r"'generator.lobes'.*once.*'lobes'"),
+        ({"lobes": [object()]}, {}, r"'lobes' \(value 0 of 1\).*got <object"),
+        ({"radius_jitter": [0.5, None]}, {}, r"'radius_jitter' \(value 1 of 2\).*got None"),
     ],
 )
 def test_bad_arguments_are_refused(grid, kwargs, match):
