@@ -405,7 +405,7 @@ def write(
     threads = None if threads is None else _positive_int("threads", threads)
     if shards_per_task is not None:
         shards_per_task = _positive_int("shards_per_task", shards_per_task)
-    if workers_write not in (None, True, False):
+    if workers_write is not None and not isinstance(workers_write, bool):
         raise ParamsError(
             f"dataset.write workers_write: expected None or a bool, got {workers_write!r}"
         )

@@ -157,6 +157,8 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"threads": 0}, "threads"),
         ({"workers_write": "yes"}, "workers_write"),
         ({"shards_per_task": 0}, "shards_per_task"),
+        ({"shards_per_task": 1.5}, r"shards_per_task: expected an integer >= 1, got 1\.5"),
+        ({"workers_write": 1}, r"workers_write: expected None or a bool, got 1"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
