@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._traffic import _count, collect
+from .._traffic import collect
 from ..errors import ParamsError, ProcgenError
 from ..params import Field, Params, params_class
 from .frame import Frame, ReportRow, frame_from, track_frame
@@ -156,7 +155,6 @@ class TrackTarget(Target):
         self._labels: dict[int, str] | None = None  # reason bit -> short label, once
         self._last: Any = None  # (own, validity) of the generator as built or updated
         self._cooked: Any = None  # (params, their split) of the last prepared cook
-        self._views = _HostViews()  # host views of the last result's arrays (CPU)
 
     @property
     def initial(self) -> Params:
@@ -289,7 +287,7 @@ class TrackTarget(Target):
             result = self._gen.generate(epoch=shared.get("epoch"))
             m2 = _mark(total)
             progress(0.85, "reading back")
-            data = _read_result(result, self._views)
+            data = _read_result(result)
             m3 = _mark(total)
         rows = (
             _step(f"{self.generator}: {how}", m0, m1, reused=how == "reused"),
@@ -380,56 +378,7 @@ class _Drawn(NamedTuple):
     reason: np.ndarray
 
 
-class _HostViews:
-    """NumPy views of a CPU result's device arrays, kept while the generator hands back
-    the same arrays (a CPU ``wp.array``'s memory is host memory: ``wp.array.numpy()``
-    aliases it, and ``ctx.readback`` copies that view)."""
-
-    __slots__ = ("arrays", "views")
-
-    def __init__(self) -> None:
-        self.arrays: tuple[Any, ...] = ()
-        self.views: tuple[np.ndarray, ...] = ()
-
-    def get(self, arrays: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
-        kept = self.arrays
-        if len(kept) != len(arrays) or any(a is not b for a, b in zip(kept, arrays, strict=True)):
-            self.arrays, self.views = (), ()
-            views = tuple(a.numpy() for a in arrays)
-            self.arrays, self.views = arrays, views
-        return self.views
-
-
-@functools.cache
-def _track_context() -> type | None:
-    """``procgen_nb.track_gen.exec.LaunchContext`` (None when track_gen does not import)."""
-    try:
-        from ..track_gen.exec import LaunchContext
-    except ImportError:
-        return None
-    return LaunchContext
-
-
-def _fast_readback(ctx: Any, arrays: tuple[Any, ...], views: _HostViews) -> list | None:
-    """``[ctx.readback(a) for a in arrays]`` on the CPU, in one step: the same copies of
-    the same memory, the same checks (none fails here: None sends the caller to
-    ``ctx.readback``, which raises), a readback and a wait counted per array. None when
-    ``ctx`` is not a track context on the CPU outside any recording or capture."""
-    if (
-        type(ctx) is not _track_context()
-        or ctx._recording is not None
-        or ctx._strict
-        or not ctx._wp_device.is_cpu
-        or ctx._wp_device.is_capturing
-    ):
-        return None
-    out = [v.copy() for v in views.get(arrays)]
-    _count("readbacks", len(out))
-    _count("waits", len(out))
-    return out
-
-
-def _read_result(result: Any, views: _HostViews | None = None) -> Any:
+def _read_result(result: Any) -> Any:
     """Reads what the view draws of a track result back (centerlines, validity and
     reasons: three readbacks) as a ``_Drawn``; a dict with its gates when it has some;
     a result without those device arrays through its ``numpy()``."""
@@ -439,10 +388,7 @@ def _read_result(result: Any, views: _HostViews | None = None) -> Any:
     gates = getattr(result, "gates", None)
     if ctx is not None and all(hasattr(result, k) for k in ("xy", "valid", "reason")):
         e, n = result.num_envs, result.num_points
-        arrays = (result.xy, result.valid, result.reason)
-        got = _fast_readback(ctx, arrays, views) if views is not None else None
-        if got is None:
-            got = [ctx.readback(a) for a in arrays]
+        got = [ctx.readback(a) for a in (result.xy, result.valid, result.reason)]
         drawn = _Drawn(got[0].reshape(e, n, 2), got[1], got[2])
         if gates is None:
             return drawn

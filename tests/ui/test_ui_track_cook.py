@@ -10,7 +10,7 @@ from procgen_nb import _traffic
 from procgen_nb.errors import NotCapturableError, ParamsError
 from procgen_nb.ui import explore, frame_from
 from procgen_nb.ui.frame import track_frame
-from procgen_nb.ui.track_target import _Drawn, _fast_readback, _HostViews, _read_result
+from procgen_nb.ui.track_target import _Drawn, _read_result
 
 
 def _same(a, b):
@@ -72,17 +72,19 @@ def test_cook_counts_three_readbacks_and_waits(view):
     assert frame.traffic.launches == spent.launches == frame.report[1].launches > 0
 
 
-def test_fast_readback_reads_what_ctx_readback_reads(view):
+def test_the_view_reads_back_through_ctx_readback(view):
     target, params = view.target, view.value
     target.cook(params)
     res = target._gen.generate()
+    arrays = (res.xy, res.valid, res.reason)
     with _traffic.collect() as slow:
-        want = _read_result(res)  # no views: ctx.readback, one array at a time
+        want = [res.ctx.readback(a) for a in arrays]  # one array at a time
     with _traffic.collect() as fast:
-        got = _read_result(res, target._views)
-    assert isinstance(got, _Drawn) and isinstance(want, _Drawn)
+        got = _read_result(res)
+    assert isinstance(got, _Drawn)
     assert slow == fast and fast.readbacks == 3 and fast.waits == 3
-    for g, w, arr in zip(got, want, (res.xy, res.valid, res.reason), strict=True):
+    want[0] = want[0].reshape(got.xy.shape)
+    for g, w, arr in zip(got, want, arrays, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
         assert not np.shares_memory(g, arr.numpy())  # a copy, not the device's memory
@@ -106,15 +108,13 @@ def test_frames_keep_their_tracks_across_cooks(view):
     np.testing.assert_array_equal(e.tracks, tracks)
 
 
-def test_fast_readback_steps_aside_where_ctx_readback_refuses(view):
+def test_the_view_read_is_refused_where_ctx_readback_refuses(view):
     target = view.target
     target.cook(view.value)
     res = target._gen.generate()
-    arrays = (res.xy, res.valid, res.reason)
     with res.ctx.strict():
-        assert _fast_readback(res.ctx, arrays, _HostViews()) is None
         with pytest.raises(NotCapturableError, match="readback"):
-            _read_result(res, target._views)
+            _read_result(res)
 
 
 def test_a_drawn_result_of_another_form_goes_through_frame_from(view, monkeypatch):
@@ -124,8 +124,8 @@ def test_a_drawn_result_of_another_form_goes_through_frame_from(view, monkeypatc
     want = target.cook(params)
     real = track_target._read_result
 
-    def flat(result, views=None):  # xy as [E*N, 2]: track_frame refuses it
-        d = real(result, views)
+    def flat(result):  # xy as [E*N, 2]: track_frame refuses it
+        d = real(result)
         return _Drawn(d.xy.reshape(-1, 2), d.valid, d.reason)
 
     monkeypatch.setattr(track_target, "_read_result", flat)
