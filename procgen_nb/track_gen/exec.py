@@ -104,6 +104,17 @@ def count_replay(rec: Recording, recorded: bool = False) -> None:
     _count("replays")
 
 
+def check_eager_cpu(label: str, value: Any) -> bool:
+    """Returns ``value`` as a bool.
+
+    Raises:
+        ParamsError: a value other than True, False, 1 or 0, named with ``label``.
+    """
+    if not isinstance(value, bool | int) or value not in (0, 1):
+        raise ParamsError(f"{label}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 class LaunchContext(_BaseLaunchContext):
     """The call's launch context: ``launch``, ``copy``, ``fill``, ``scope()``, ``host()``,
     ``bounded_loop``; one device and one stream.
@@ -119,10 +130,23 @@ class LaunchContext(_BaseLaunchContext):
     def __init__(self, device: str | None = None, stream: Any = None, eager_cpu: bool = False):
         super().__init__(device, stream)
         self._strict = 0
-        self.eager_cpu = bool(eager_cpu)
+        self.eager_cpu = eager_cpu
         #: a quiet context's launches, copies, fills and replays are not counted in the
         #: traffic counters (the share of a split call: the caller counts the call once)
         self._quiet = False
+
+    @property
+    def eager_cpu(self) -> bool:
+        """See the class docstring; settable.
+
+        Raises:
+            ParamsError: a value other than True, False, 1 or 0 (set or passed).
+        """
+        return self._eager_cpu
+
+    @eager_cpu.setter
+    def eager_cpu(self, value: bool) -> None:
+        self._eager_cpu = check_eager_cpu("LaunchContext eager_cpu", value)
 
     def _emitted(self, kind: int) -> None:
         if not self._quiet:
@@ -370,4 +394,12 @@ class StageBuilder:
         return self._param_buffer(name)
 
 
-__all__ = ["LaunchContext", "Recording", "StageBuilder", "capturing", "count_replay", "salt"]
+__all__ = [
+    "LaunchContext",
+    "Recording",
+    "StageBuilder",
+    "capturing",
+    "check_eager_cpu",
+    "count_replay",
+    "salt",
+]

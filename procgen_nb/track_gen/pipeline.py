@@ -43,7 +43,7 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
 from ._steps import _Step, _StepBuilder
 from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, threads_wanted
 from .config import TrackGenConfig
-from .exec import LaunchContext, _context, capturing
+from .exec import LaunchContext, _context, capturing, check_eager_cpu
 from .ops import _kernels as _k
 from .plugin import CaptureClass, registry
 
@@ -231,9 +231,7 @@ class TrackGenerator(_StepBuilder):
 
     @eager_cpu.setter
     def eager_cpu(self, value: bool) -> None:
-        if not isinstance(value, bool | int) or value not in (0, 1):
-            raise ParamsError(f"TrackGenerator eager_cpu: expected True or False, got {value!r}")
-        self.ctx.eager_cpu = bool(value)
+        self.ctx.eager_cpu = check_eager_cpu("TrackGenerator eager_cpu", value)
 
     @property
     def host_driven(self) -> bool:

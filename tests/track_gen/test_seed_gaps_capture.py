@@ -338,3 +338,20 @@ def test_course_joins_the_callers_capture():
     assert course.fingerprint() == fresh[4]
     rec.replay()
     assert course.fingerprint() == fresh[0]
+
+
+@pytest.mark.parametrize("bad", ["no", 2, None, 0.5, np.True_])
+def test_a_launch_context_refuses_an_eager_cpu_that_is_not_a_bool(bad):
+    """``LaunchContext(eager_cpu=...)`` and ``ctx.eager_cpu = ...`` check as the generator's
+    property does ("no" was taken as True); the flag keeps its value."""
+    with pytest.raises(ParamsError, match=r"LaunchContext eager_cpu: expected True or False"):
+        LaunchContext("cpu", eager_cpu=bad)
+    ctx = LaunchContext("cpu", eager_cpu=1)
+    assert ctx.eager_cpu is True
+    with pytest.raises(ParamsError, match=r"LaunchContext eager_cpu: .* got"):
+        ctx.eager_cpu = bad
+    assert ctx.eager_cpu is True
+    if bad is not None:  # None: the generator keeps its context's flag
+        cfg = TrackGenConfig(num_envs=2, num_points=16, device="cpu")
+        with pytest.raises(ParamsError, match=r"TrackGenerator eager_cpu: expected True or"):
+            TrackGenerator(cfg, eager_cpu=bad)
