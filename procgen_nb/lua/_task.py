@@ -54,7 +54,9 @@ local co_resume, co_status, co_running, co_yield, co_isyieldable =
 local traceback, getinfo = debug.traceback, debug.getinfo
 local type, tostring, error, pcall, setmetatable = type, tostring, error, pcall, setmetatable
 local pack, unpack, ceil = table.pack, table.unpack, math.ceil
+local s_format, s_sub = string.format, string.sub
 local FPS, MAX, MAX_FRAME = limits.fps, limits.max_tasks, limits.max_frame
+local FPS_F = FPS + 0.0
 
 local now = 0                                     -- the virtual clock, in frames
 local seq = 0                                     -- the order resumptions were scheduled in
@@ -113,6 +115,14 @@ local function clear_ticket(co)
   end
 end
 
+-- a value as errors name it: its type, and a number or a short string itself
+local function show(v)
+  local kind = type(v)
+  if kind == "number" then return kind .. " " .. tostring(v) end
+  if kind == "string" then return kind .. " " .. s_format("%q", s_sub(v, 1, 40)) end
+  return kind
+end
+
 local function where(f)
   local info = getinfo(f, "S")
   if info.what == "C" then return "a standard function" end
@@ -135,18 +145,18 @@ local function thread_of(what, f)
     if names[f] == nil then names[f] = what .. " of a coroutine" end
     return f
   end
-  error(what .. ": expected a function or a coroutine, got " .. kind, 3)
+  error(what .. ": expected a function or a coroutine, got " .. show(f), 3)
 end
 
 local function frames_of(what, s)
   if s == nil then return 1 end
   if type(s) ~= "number" then
-    error(what .. ": expected a duration in seconds (a number), got " .. type(s), 3)
+    error(what .. ": expected a duration in seconds (a number), got " .. show(s), 3)
   end
-  if s ~= s or s == 1 / 0 then
+  if s ~= s or s == 1 / 0 or s == -1 / 0 then
     error(what .. ": expected a finite duration in seconds, got " .. tostring(s), 3)
   end
-  local n = ceil(s * FPS - 1e-9)
+  local n = ceil(s * FPS_F - 1e-9)  -- in floats: an integer's product would wrap around
   if n < 1 then n = 1 end
   if now + n > MAX_FRAME then
     error(what .. ": expected a duration that keeps the virtual clock under 2^53 frames, got "
@@ -266,7 +276,7 @@ end
 
 task.cancel = function(co)
   if type(co) ~= "thread" then
-    error("task.cancel: expected a coroutine, got " .. type(co), 2)
+    error("task.cancel: expected a coroutine, got " .. show(co), 2)
   end
   local st = co_status(co)
   if st == "running" or st == "normal" then
