@@ -71,6 +71,21 @@ SAME, OPPOSITE = 2, 3
 MAX_CELLS = 1 << 21
 
 
+def _whole(value: Any, what: str, low: int) -> int:
+    """``value`` as an int, or a ParamsError naming ``what``: a whole number >= ``low``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < low:
+        raise ParamsError(f"{what}: expected an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _length(value: Any, what: str) -> float:
+    """``value`` as a float, or a ParamsError naming ``what``: a finite number > 0."""
+    real = isinstance(value, int | float | np.integer | np.floating)
+    if isinstance(value, bool | np.bool_) or not real or not (np.isfinite(value) and value > 0):
+        raise ParamsError(f"{what}: expected a finite number > 0, got {value!r}")
+    return float(value)
+
+
 @dataclasses.dataclass
 class Mesh:
     """A triangle mesh: ``vertices`` (n, 3) float32 and ``faces`` (m, 3) int32."""
@@ -180,7 +195,14 @@ def _soup(m: Any, name: str) -> np.ndarray:
     if isinstance(m, Mesh):
         s = m.soup()
     else:
-        s = np.asarray(m, np.float32)
+        try:
+            with np.errstate(over="ignore"):  # past float32's range: refused below
+                s = np.asarray(m, np.float32)
+        except (TypeError, ValueError) as e:
+            raise UploadError(
+                f"mesh_intersect {name}: expected a Mesh or (3m, 3) triangle corners, got "
+                f"{type(m).__name__} ({e})"
+            ) from None
         if s.ndim == 3:
             s = s.reshape(-1, 3)
     if s.ndim != 2 or s.shape[1] != 3 or len(s) % 3:
@@ -188,7 +210,10 @@ def _soup(m: Any, name: str) -> np.ndarray:
             f"mesh_intersect {name}: expected a Mesh or (3m, 3) triangle corners, got shape {s.shape}"
         )
     if not np.isfinite(s).all():
-        raise UploadError(f"mesh_intersect {name}: expected finite corners, got a NaN or inf")
+        raise UploadError(
+            f"mesh_intersect {name}: expected corners finite in float32 (|x| < 3.4e38), got a "
+            "NaN, an inf or a value past that range"
+        )
     return np.ascontiguousarray(s, np.float32)
 
 
@@ -315,14 +340,15 @@ def mesh_intersect(
         ``IntersectResult`` for ``cut``; a ``Mesh`` (a triangle soup) for a boolean.
 
     Raises:
-        ParamsError: an unknown mode or a room below 1.
+        ParamsError: an unknown mode, a room or max_room below 1, a cell not > 0.
         UploadError: a mesh that is not (3m, 3) finite corners.
         CapacityError: a triangle whose pieces did not fit in ``max_room``.
     """
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ParamsError(f"mesh_intersect mode: expected one of {list(MODES)}, got {mode!r}")
-    if isinstance(room, bool) or not isinstance(room, int | np.integer) or room < 1:
-        raise ParamsError(f"mesh_intersect room: expected an integer >= 1, got {room!r}")
+    room = _whole(room, "mesh_intersect room", 1)
+    max_room = _whole(max_room, "mesh_intersect max_room", 1)
+    cell = None if cell is None else _length(cell, "mesh_intersect cell")
     device = resolve_device(device)
     sa, sb = _soup(a, "a"), _soup(b, "b")
     na, nb = len(sa) // 3, len(sb) // 3
@@ -334,9 +360,9 @@ def mesh_intersect(
         return _cut_result(pairs_ab, cuts_ab, total, device)
     hits_b, start_b, pairs_ba, _, grid_a = _pairs(cb, nb, sa, device, cell=cell)
     cuts_ba = _cuts(pairs_ba, total, cb, ca, device)
-    most = max(int(room), int(max_room))
-    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, int(room), most, "a")
-    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, int(room), most, "b")
+    most = max(room, max_room)
+    keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, room, most, "a")
+    keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, room, most, "b")
     (pa, ia), (pb, ib) = keep_a, keep_b
     # a piece on the other surface (2: facing the same way, 3: the opposite way) is kept
     # once, from A: in a union or an intersection where the normals agree, in a
@@ -438,8 +464,7 @@ def road_mesh(xy: Any, width: float) -> Mesh:
     p = np.asarray(xy, np.float64)
     if p.ndim != 2 or p.shape[1] != 2 or len(p) < 3 or not np.isfinite(p).all():
         raise UploadError(f"road_mesh xy: expected (n, 2) finite points, n >= 3, got {p.shape}")
-    if not (np.isfinite(width) and width > 0):
-        raise ParamsError(f"road_mesh width: expected a number > 0, got {width!r}")
+    width = _length(width, "road_mesh width")
     t = np.roll(p, -1, axis=0) - np.roll(p, 1, axis=0)  # central tangent
     t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-30)
     nrm = np.stack([-t[:, 1], t[:, 0]], axis=1)
@@ -472,12 +497,13 @@ def road_overlap(
         RoadOverlap: ``pairs`` (k, 2): triangle of this road, triangle of the other (or of
         itself, with the first below the second) whose xy interiors overlap.
     """
+    near = _whole(near, "road_overlap near", 0)
     device = resolve_device(device)
     sa = road_mesh(xy, width).soup()
     ca = column_from_numpy(sa, "Vec3", device)
     na = len(sa) // 3
     if other is None:
-        sb, skip = sa, dict(self_pairs=1, group=2, period=na // 2, near=int(near))
+        sb, skip = sa, dict(self_pairs=1, group=2, period=na // 2, near=near)
     else:
         sb, skip = road_mesh(other, width).soup(), None
     _, _, pairs, total, _ = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
@@ -497,7 +523,13 @@ def _layers(p: np.ndarray, width: float, cell: float) -> np.ndarray:
 
 
 def _centerlines(xy: Any, name: str) -> np.ndarray:
-    p = np.asarray(xy, np.float64)
+    try:
+        p = np.asarray(xy, np.float64)
+    except (TypeError, ValueError) as e:
+        raise UploadError(
+            f"road_overlap_batch {name}: expected (E, N, 2) centerlines, got {type(xy).__name__} "
+            f"({e})"
+        ) from None
     if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 3:
         raise UploadError(
             f"road_overlap_batch {name}: expected (E, N, 2) centerlines, N >= 3, got {p.shape}"
@@ -526,6 +558,8 @@ def road_overlap_batch(
     Returns:
         (E,) bool: True where road e overlaps itself (or other[e]).
     """
+    cell = _length(width, "road_overlap_batch width")
+    near = _whole(near, "road_overlap_batch near", 0)
     device = resolve_device(device)
     p = _centerlines(xy, "xy")
     e, n = p.shape[:2]
@@ -536,12 +570,11 @@ def road_overlap_batch(
         )
     if e == 0:
         return np.zeros(0, bool)
-    cell = float(width)
     soup = _layers(p, width, cell)
     col = column_from_numpy(soup, "Vec3", device)
     if q is None:
         words, uni = _grid(soup, cell)
-        uni.update(self_pairs=1, group=2, period=n, near=int(near))
+        uni.update(self_pairs=1, group=2, period=n, near=near)
         b = col
     else:
         sb = _layers(q, width, cell)

@@ -6,6 +6,7 @@ Solids sharing face planes (coplanar faces): tests/test_mesh_coplanar.py.
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -151,6 +152,84 @@ def test_mesh_intersect_refuses_bad_input():
         mesh_intersect(a, b, "union", room=2, max_room=2)
     # with room to grow, the same split runs again with twice the room until it fits
     assert mesh_volume(mesh_intersect(a, b, "union", room=2)) == pytest.approx(11.75, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"mode": ["cut"]}, ParamsError, "mesh_intersect mode: expected one of ['cut', "),
+        ({"mode": np.array(["cut", "union"])}, ParamsError, "mesh_intersect mode: expected one"),
+        ({"mode": "Union"}, ParamsError, "got 'Union'"),
+        ({"room": 1.5}, ParamsError, "mesh_intersect room: expected an integer >= 1, got 1.5"),
+        (
+            {"max_room": "8"},
+            ParamsError,
+            "mesh_intersect max_room: expected an integer >= 1, got '8'",
+        ),
+        (
+            {"cell": float("nan")},
+            ParamsError,
+            "mesh_intersect cell: expected a finite number > 0, got nan",
+        ),
+        ({"cell": "1"}, ParamsError, "mesh_intersect cell: expected a finite number > 0, got '1'"),
+        (
+            {"cell": -1.0},
+            ParamsError,
+            "mesh_intersect cell: expected a finite number > 0, got -1.0",
+        ),
+        (
+            {"b": "abc"},
+            UploadError,
+            "mesh_intersect b: expected a Mesh or (3m, 3) triangle corners, got str",
+        ),
+        (
+            {"b": [[0, 0], [1]]},
+            UploadError,
+            "mesh_intersect b: expected a Mesh or (3m, 3) triangle corners, got list",
+        ),
+        (
+            {"b": np.full((3, 3), 1e300)},
+            UploadError,
+            "mesh_intersect b: expected corners finite in float32",
+        ),
+    ],
+)
+def test_mesh_intersect_names_each_bad_argument(kwargs, error, message):
+    """Every bad argument is the package's error naming it, the value and what is accepted."""
+    args = {"a": box_mesh(*A), "b": box_mesh(*A), "mode": "cut", **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        mesh_intersect(**args)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda xy: road_mesh(xy[0], "6"),
+            "road_mesh width: expected a finite number > 0, got '6'",
+        ),
+        (
+            lambda xy: road_overlap(xy[0], 6.0, near="1"),
+            "road_overlap near: expected an integer >= 0",
+        ),
+        (
+            lambda xy: road_overlap_batch(xy, float("inf")),
+            "road_overlap_batch width: expected a finite",
+        ),
+        (
+            lambda xy: road_overlap_batch(xy, 6.0, near=-1),
+            "road_overlap_batch near: expected an integer",
+        ),
+        (
+            lambda xy: road_overlap_batch("xy", 6.0),
+            "road_overlap_batch xy: expected (E, N, 2) centerlines",
+        ),
+    ],
+)
+def test_road_functions_name_each_bad_argument(call, message):
+    xy = np.stack([_course(np.random.default_rng(0), n=12)] * 2)
+    with pytest.raises((ParamsError, UploadError), match=re.escape(message)):
+        call(xy)
 
 
 # -- roads ---------------------------------------------------------------------------------
