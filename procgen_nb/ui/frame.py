@@ -181,6 +181,17 @@ def _mean_length(tracks: np.ndarray) -> float:
     return round(_length_sum(tracks) / len(tracks), 4) if len(tracks) else 0.0
 
 
+def _track_counts(tracks: np.ndarray, valid: np.ndarray) -> dict[str, float]:
+    """The counts of ``[E, N, 2]`` tracks and their ``[E]`` flags (``frame_from`` and
+    ``track_frame``): envs, valid envs, points per env, mean length."""
+    return {
+        "envs": tracks.shape[0],
+        "valid envs": int(np.count_nonzero(valid)),
+        "points per env": tracks.shape[1],
+        "mean length": _mean_length(tracks),
+    }
+
+
 def _points(value: Any) -> np.ndarray:
     """``value`` as points (``as_points``), keeping a float32 array's dtype (no copy)."""
     arr = _numpy(value)
@@ -235,10 +246,7 @@ def frame_from(
             valid = np.ones(tracks.shape[0], dtype=np.int64)
         if len(valid) != tracks.shape[0]:
             raise ParamsError(f"valid: expected {tracks.shape[0]} flags, got {len(valid)}")
-        counts["envs"] = tracks.shape[0]
-        counts["valid envs"] = int(np.count_nonzero(valid))
-        counts["points per env"] = tracks.shape[1]
-        counts["mean length"] = _mean_length(tracks)
+        counts.update(_track_counts(tracks, valid))
         hashed += [tracks, valid]
     elif valid is not None:
         counts["envs"] = len(valid)
@@ -320,17 +328,11 @@ def track_frame(
             f"{xy.shape} {xy.dtype}, {valid.shape}, {reasons.shape}"
         )
     valid = valid.astype(np.int64)
-    counts: dict[str, float] = {
-        "envs": e,
-        "valid envs": int(np.count_nonzero(valid)),
-        "points per env": xy.shape[1],
-        "mean length": _mean_length(xy),
-    }
     return Frame(
         tracks=xy,
         valid=valid,
         gates=None,
-        counts=counts,
+        counts=_track_counts(xy, valid),
         hashed=(xy, valid),
         report=tuple(report),
         elapsed_ms=elapsed_ms,
