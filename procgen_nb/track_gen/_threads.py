@@ -191,11 +191,15 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
     }
     for name in ("_env_seed", "_user_mask", "_attempt", "_active"):
         out[name] = getattr(parent, name)[a : a + E]
-    res = vars(parent.result)
-    for name in ("valid", "reason", "crossings", "turning"):
-        # the stored array: reading ``crossings`` may launch the full count of crossings
-        arr = res.get(f"_{name}", res.get(name))
-        out[name] = (arr if arr is not None else getattr(parent.result, name))[a : a + E]
+    res = parent.result
+    # the stored crossings: reading ``res.crossings`` launches the full count of crossings
+    for name, arr in (
+        ("valid", res.valid),
+        ("reason", res.reason),
+        ("crossings", res._crossings),
+        ("turning", res.turning),
+    ):
+        out[name] = arr[a : a + E]
     return out
 
 
@@ -211,10 +215,11 @@ def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]
     if T < 2:
         return []
     cut = [E * i // T for i in range(T + 1)]
+    seeds = cfg.env_seed_values()
     parts = []
     for a, b in zip(cut, cut[1:], strict=False):
         c = copy.copy(cfg)
-        c.num_envs, c.env_seeds = b - a, cfg.env_seed_values()[a:b]
+        c.num_envs, c.env_seeds = b - a, seeds[a:b]
         part = type(tg).__new__(type(tg))
         part.ctx, part._override, part._thread_cap = LaunchContext("cpu"), None, 1
         part.ctx._quiet = True  # its traffic is counted by the caller, as one call's
