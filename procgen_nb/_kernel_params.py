@@ -66,8 +66,7 @@ class KernelParams:
         """
         added = False
         for node_name, call in found:
-            site, identity, uniforms, specs, options = call[:5]
-            spec, bound = (call[5], call[6]) if len(call) >= 7 else (None, None)
+            site, identity, uniforms, specs, options, spec, bound = call
             uniforms = {k: v for k, v in uniforms.items() if _literal(v)}
             specs = {k: v for k, v in specs.items() if _literal(v)}
             for uname, v in uniforms.items():
@@ -83,7 +82,7 @@ class KernelParams:
             for sname, sv in specs.items():
                 key = f"{node_name}.{site}.{sname}"
                 choices = list(options[sname])
-                if spec is not None and bound is not None:
+                if spec is not None:
                     given = {k: str(v) for k, v in specs.items()}
                     choices = bindable_choices(spec, sname, given, *bound)
                 old = self._kernel_fields.get(key)
