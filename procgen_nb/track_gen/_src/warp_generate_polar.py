@@ -187,7 +187,8 @@ def polar_alloc_scratch(config: Any) -> BuiltinScratch:
             a dict or None for the defaults) is resolved here.
 
     Returns:
-        A ``BuiltinScratch`` (the ``polar`` Stage's buffers ``radii`` and ``phase``; the raw
+        A ``BuiltinScratch`` (the ``polar`` Stage's buffers ``radii`` and ``phase``, and
+        one-word ``radius_jitter`` and ``min_radius`` buffers of the resolved Params; the raw
         loop has ``N = config.num_points`` points, so nothing is resampled).
 
     Raises:
@@ -199,6 +200,9 @@ def polar_alloc_scratch(config: Any) -> BuiltinScratch:
         return {
             "radii": wp.zeros(E * p.lobes, dtype=float, device=dev),
             "phase": wp.zeros(E, dtype=float, device=dev),
+            # the dynamic fields, in one-word buffers as the Stage's kernels read them
+            "radius_jitter": wp.array([p.radius_jitter], dtype=float, device=dev),
+            "min_radius": wp.array([p.min_radius], dtype=float, device=dev),
         }
 
     return _alloc_builtin(Polar, config, make)
@@ -216,9 +220,9 @@ def generate_polar_warp(
     spline through jittered radii, star-shaped around the origin (simple, counter-clockwise).
 
     It launches the ``polar`` Stage's own two kernels with the same salts (``polar.radius``,
-    ``polar.phase``): they already take every Params field as a scalar argument, so
-    separate scalar kernels would duplicate them wholesale; the helper packs the rest (the
-    all-envs mask, the buffers) from ``scratch``. For the same seeds and Params it writes the
+    ``polar.phase``), the dynamic fields ``radius_jitter`` and ``min_radius`` in the
+    one-word buffers of ``scratch`` as the Stage's ``b.param`` gives them; the helper packs
+    the rest (the all-envs mask, the buffers) from ``scratch``. For the same seeds and Params it writes the
     Stage's raw loop, byte for byte.
 
     Args:
@@ -240,11 +244,11 @@ def generate_polar_warp(
         "polar", seeds_wp, config, out_centerline, out_valid_wp, scratch, ctx
     )
     p, b = scratch.params, scratch.buffers
-    E, raw, lobes, jitter = scratch.num_envs, scratch.raw, p.lobes, p.radius_jitter
+    E, raw, lobes, jitter = scratch.num_envs, scratch.raw, p.lobes, b["radius_jitter"]
     radii, phase, active = b["radii"], b["phase"], scratch.active
     a1 = [seeds_wp, active, salt("polar.radius"), salt("polar.phase"), lobes, jitter]
     ctx.launch(_gk._polar_ctrl_k, E * lobes, [*a1, radii, phase])
-    a2 = [radii, phase, active, lobes, jitter, p.min_radius, raw, float(config.scale), xy]
+    a2 = [radii, phase, active, lobes, jitter, b["min_radius"], raw, float(config.scale), xy]
     ctx.launch(_gk._polar_k, E * raw, a2)
     _finish_builtin(ctx, scratch, out_centerline, resample)
 

@@ -16,44 +16,8 @@ wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
 _TWO_PI = wp.constant(6.283185307179586)
 
 
-@wp.func
-def _polar_ctrl(
-    seeds: wp.array(dtype=wp.int32),
-    salt_r: int,
-    salt_a: int,
-    lobes: int,
-    jitter: float,
-    radii: wp.array(dtype=float),
-    phase: wp.array(dtype=float),
-    tid: int,
-    e: int,
-):
-    k = tid - e * lobes
-    radii[tid] = 1.0 + jitter * (2.0 * rand01(stream_key(seeds[e], salt_r), k) - 1.0)
-    if k == 0:
-        phase[e] = _TWO_PI * rand01(stream_key(seeds[e], salt_a), 0)
-
-
 @wp.kernel
 def _polar_ctrl_k(
-    seeds: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
-    salt_r: int,
-    salt_a: int,
-    lobes: int,
-    jitter: float,
-    radii: wp.array(dtype=float),
-    phase: wp.array(dtype=float),
-):
-    tid = wp.tid()
-    e = tid // lobes
-    if active[e] == 0:
-        return
-    _polar_ctrl(seeds, salt_r, salt_a, lobes, jitter, radii, phase, tid, e)
-
-
-@wp.kernel
-def _polar_ctrl_dyn_k(
     seeds: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
     salt_r: int,
@@ -63,27 +27,35 @@ def _polar_ctrl_dyn_k(
     radii: wp.array(dtype=float),
     phase: wp.array(dtype=float),
 ):
-    """``_polar_ctrl_k`` with the jitter in a one-word device buffer (a dynamic field)."""
+    """The control radii and the phase; the jitter in a one-word buffer (a dynamic field)."""
     tid = wp.tid()
     e = tid // lobes
     if active[e] == 0:
         return
-    _polar_ctrl(seeds, salt_r, salt_a, lobes, jitter[0], radii, phase, tid, e)
+    k = tid - e * lobes
+    radii[tid] = 1.0 + jitter[0] * (2.0 * rand01(stream_key(seeds[e], salt_r), k) - 1.0)
+    if k == 0:
+        phase[e] = _TWO_PI * rand01(stream_key(seeds[e], salt_a), 0)
 
 
-@wp.func
-def _polar_point(
+@wp.kernel
+def _polar_k(
     radii: wp.array(dtype=float),
     phase: wp.array(dtype=float),
+    active: wp.array(dtype=wp.int32),
     lobes: int,
-    jitter: float,
-    floor_r: float,
+    jitter: wp.array(dtype=float),
+    floor_r: wp.array(dtype=float),
     raw: int,
     scale: float,
     xy: wp.array(dtype=wp.vec2),
-    tid: int,
-    e: int,
 ):
+    """The loop through the control radii; the jitter and the floor radius in one-word
+    buffers (dynamic fields)."""
+    tid = wp.tid()
+    e = tid // raw
+    if active[e] == 0:
+        return
     i = tid - e * raw
     u = float(i) * float(lobes) / float(raw)
     k = int(wp.floor(u))
@@ -96,48 +68,9 @@ def _polar_point(
         radii[b + (k + 2) % lobes],
         t,
     )
-    r = wp.max(r, floor_r) / (1.0 + jitter)
+    r = wp.max(r, floor_r[0]) / (1.0 + jitter[0])
     th = _TWO_PI * float(i) / float(raw) + phase[e]
     xy[tid] = wp.vec2(wp.cos(th), wp.sin(th)) * (r * scale)
-
-
-@wp.kernel
-def _polar_k(
-    radii: wp.array(dtype=float),
-    phase: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    lobes: int,
-    jitter: float,
-    floor_r: float,
-    raw: int,
-    scale: float,
-    xy: wp.array(dtype=wp.vec2),
-):
-    tid = wp.tid()
-    e = tid // raw
-    if active[e] == 0:
-        return
-    _polar_point(radii, phase, lobes, jitter, floor_r, raw, scale, xy, tid, e)
-
-
-@wp.kernel
-def _polar_dyn_k(
-    radii: wp.array(dtype=float),
-    phase: wp.array(dtype=float),
-    active: wp.array(dtype=wp.int32),
-    lobes: int,
-    jitter: wp.array(dtype=float),
-    floor_r: wp.array(dtype=float),
-    raw: int,
-    scale: float,
-    xy: wp.array(dtype=wp.vec2),
-):
-    """``_polar_k`` with the jitter and the floor radius in one-word device buffers."""
-    tid = wp.tid()
-    e = tid // raw
-    if active[e] == 0:
-        return
-    _polar_point(radii, phase, lobes, jitter[0], floor_r[0], raw, scale, xy, tid, e)
 
 
 @wp.kernel

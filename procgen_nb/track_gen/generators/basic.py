@@ -62,8 +62,8 @@ class Polar(_BuiltinStage):
         E, raw = b.E, b.raw
 
         def enqueue(ctx: Any) -> None:
-            ctx.launch(_k._polar_ctrl_dyn_k, E * lobes, a1)
-            ctx.launch(_k._polar_dyn_k, E * raw, a2)
+            ctx.launch(_k._polar_ctrl_k, E * lobes, a1)
+            ctx.launch(_k._polar_k, E * raw, a2)
 
         return enqueue
 
