@@ -28,7 +28,9 @@ def update(
         ("update validity", validity),
         ("update z_profile", z_profile),
     ):
-        if values is not None and not isinstance(values, Mapping):
+        if values is not None and (
+            not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values)
+        ):
             raise ParamsError(f"{label}: expected a dict of fields, got {values!r}")
     cfg = copy.copy(tg.config)
     rebuild = False

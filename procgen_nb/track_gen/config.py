@@ -122,6 +122,11 @@ class TrackGenConfig:
         if not isinstance(self.validity, ValidityParams):
             if self.validity is not None and not isinstance(self.validity, Mapping):
                 ValidityParams.resolve(self.validity)  # raises, naming what it expects
+            if not all(isinstance(k, str) for k in self.validity or {}):
+                raise ParamsError(
+                    "TrackGenConfig.validity: expected a dict of fields (names), got "
+                    f"{self.validity!r}"
+                )
             scaled = {k: v * self.scale for k, v in DRIVABLE.items()}
             self.validity = ValidityParams(**{**scaled, **dict(self.validity or {})})
 

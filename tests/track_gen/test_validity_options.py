@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_validity import run_checks
 from track_reference import upload_tracks
 
+from procgen_nb.errors import ParamsError
 from procgen_nb.track_gen import REASONS, TrackGenConfig, TrackGenerator, ops
 from procgen_nb.track_gen.exec import LaunchContext
 from procgen_nb.track_gen.ops._validity import count_crossing_envs
@@ -228,3 +229,19 @@ def test_road_overlap_of_a_tiny_track_width_tests_each_road_alone(width):
     got = pipeline(loops, track_width=width, min_turn_radius=0.0, road_overlap=True)
     res = got.generate().numpy()
     assert not (res["reason"] & ROAD).any() and res["valid"].tolist() == [1, 1]
+
+
+def test_a_validity_dict_with_a_key_that_is_not_a_name_is_a_params_error():
+    # a non-string key reached ValidityParams(**...) and raised a bare TypeError
+    with pytest.raises(ParamsError, match=r"^TrackGenConfig.validity: expected a dict of field"):
+        TrackGenConfig(num_envs=2, num_points=16, device="cpu", validity={1: 0.1})
+    loops = np.stack([_oval(64), _oval(64)]).astype(np.float32)
+    tg = pipeline(loops)
+    for kw, label in (
+        ({"validity": {1: True}}, "update validity"),
+        ({"validity": {"road_overlap": True, None: 0}}, "update validity"),
+        ({"z_profile": {2: 0.1}}, "update z_profile"),
+    ):
+        with pytest.raises(ParamsError, match=rf"^{label}: expected a dict of fields, got"):
+            tg.update(**kw)
+    assert not tg.host_driven and not tg.config.validity.road_overlap  # nothing applied
