@@ -144,11 +144,13 @@ class TrackCanvas(anywidget.AnyWidget):
         self.max_envs = max_envs
         self.visible = True  # until the front end says the picture cannot be seen
         self._visibility: list[Any] = []
+        self._seen_by: set[Any] = set()  # the front-end views that report it can be seen
         self.on_msg(self._on_message)
 
     def on_visibility(self, callback: Any) -> None:
         """Calls ``callback(visible)`` when the front end reports the picture shown or
-        hidden (scrolled out of view, another tab, its output removed)."""
+        hidden (scrolled out of view, another tab, its output removed); displayed more
+        than once, the picture is visible while any of its views is."""
         self._visibility.append(callback)
 
     def __repr__(self) -> str:
@@ -242,7 +244,13 @@ class TrackCanvas(anywidget.AnyWidget):
             seq = content.get("seq")
             self.send_metrics(seq if isinstance(seq, int) else None)
         elif isinstance(content, dict) and content.get("type") == "visibility":
-            self.visible = bool(content.get("visible"))
+            # one widget can be displayed several times: seen while any of its views is
+            view = content.get("view")
+            if content.get("visible"):
+                self._seen_by.add(view if isinstance(view, str) else None)
+            else:
+                self._seen_by.discard(view if isinstance(view, str) else None)
+            self.visible = bool(self._seen_by)
             for callback in list(self._visibility):
                 callback(self.visible)
 

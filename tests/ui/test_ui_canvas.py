@@ -154,3 +154,25 @@ def test_a_show_sends_what_changed_and_a_grey_picture_clears():
     assert {"stale", "message"} <= keys(sent[-1]) and not canvas.stale and canvas.message == ""
     assert canvas.seq == 4
     canvas.comm = None
+
+
+def test_a_canvas_shown_twice_is_visible_while_either_view_is():
+    canvas = TrackCanvas(max_envs=4)
+    told = []
+    canvas.on_visibility(told.append)
+    assert canvas.visible  # before any front end says otherwise
+
+    def say(view, visible):
+        canvas._on_message(canvas, {"type": "visibility", "visible": visible, "view": view}, [])
+
+    say("a", True)
+    say("b", True)
+    say("b", False)  # the second view scrolled away: the first still shows it
+    assert canvas.visible and told == [True, True, True]
+    say("a", False)
+    assert not canvas.visible and told[-1] is False
+    say("b", True)
+    assert canvas.visible
+    say("b", False)  # its output removed
+    say("b", False)  # said twice: nothing else changes
+    assert not canvas.visible and told[-2:] == [False, False]

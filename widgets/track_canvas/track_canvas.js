@@ -511,13 +511,15 @@ function render({ model, el: root }) {
     }
   };
   // whether the picture can be seen: the kernel polls live state (cpu.read digests) only then
+  // (one id per view: a widget displayed twice is seen while either view is)
+  const viewId = Math.random().toString(36).slice(2);
   let told = null;
   let inView = true;
   const tell = () => {
     const visible = inView && !document.hidden;
     if (visible !== told) {
       told = visible;
-      model.send({ type: "visibility", visible });
+      model.send({ type: "visibility", visible, view: viewId });
     }
   };
   const io = typeof IntersectionObserver === "function"
@@ -538,7 +540,7 @@ function render({ model, el: root }) {
     ro.disconnect();
     if (io) io.disconnect();
     document.removeEventListener("visibilitychange", tell);
-    if (told !== false) model.send({ type: "visibility", visible: false });
+    if (told !== false) model.send({ type: "visibility", visible: false, view: viewId });
     model.off("change:seq", update);
     model.off("change:metrics_seq", metrics);
     model.off("change:stale", stale);
