@@ -543,8 +543,9 @@ def road_overlap_batch(
     """Whether each road of a batch overlaps itself (or road e of ``other``), in one launch.
 
     The E roads (``road_mesh`` of each closed centerline) are stacked into one soup, each
-    lifted to its own layer of grid cells (road e at z = 4 e cells), so the grid offers
-    only pairs within one layer; TEST=tri2 ignores z. Against itself, quads ``near`` or
+    lifted to its own layer of grid cells (road e at z = 4 e cells); pairs on different
+    layers are not tested (their boxes share no z, even where the grid widens its cells
+    past ``MAX_CELLS`` and layers share them), and TEST=tri2 compares only xy. Against itself, quads ``near`` or
     fewer apart along a loop are adjacent and not tested. Only the count stage runs: a
     road overlaps when any of its triangles has a hit.
 

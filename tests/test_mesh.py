@@ -431,3 +431,18 @@ def test_a_box_cut_by_a_fine_sphere_grows_its_room_and_holds_the_volume(device):
     inb = _winding(p, b.soup()) > 0.5
     se = np.sqrt(inb.mean() * (1 - inb.mean()) / len(p))
     assert got == pytest.approx(inb.mean(), abs=4 * se)
+
+
+def test_road_overlap_batch_keeps_roads_apart_when_the_grid_widens_its_cells(device):
+    """Roads of width 0.05 round a circle of radius 100 need far more than MAX_CELLS cells
+    of their width: the grid's cells grow past the 4 cells between layers, which then share
+    cells. A road never pairs with another layer's (their boxes share no z): the former
+    kernel ignored z in TEST=tri2 and flagged road 0 through road 1 (the same circle
+    started half way round), and road 0 against a far road as overlapping."""
+    t = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    circle = np.stack([100 * np.cos(t), 100 * np.sin(t)], axis=1)
+    xy = np.stack([circle, np.roll(circle, 32, axis=0)])
+    for w in (6.0, 0.05, 0.01):
+        assert road_overlap_batch(xy, w, device=device).tolist() == [False, False], w
+        got = road_overlap_batch(xy, w, other=np.stack([circle + 1000, circle]), device=device)
+        assert got.tolist() == [False, True], w

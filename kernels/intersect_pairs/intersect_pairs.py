@@ -23,7 +23,9 @@ edge does, its cut running along that edge: the rim of a coplanar overlap is cut
 TEST=tri2: the triangles' projections on the xy plane overlap with an area: no edge
 line of one has the other wholly on its outer side. Each orientation test is a 2x2
 determinant of float32 differences in float64, which is exact; a degenerate (zero-area)
-triangle overlaps nothing; triangles that only touch do not overlap.
+triangle overlaps nothing; triangles that only touch do not overlap. As in tri3, a pair
+whose boxes (A's padded) share no z is not tested: roads stacked in z (road_overlap_batch)
+never pair across layers, however wide the grid's cells.
 
 ``self_pairs`` != 0 states that A and B are the same mesh: a pair (a, b) with b <= a is
 skipped (each pair once), and so is one whose groups (``t // group``) lie ``near`` or
@@ -361,12 +363,12 @@ def intersect_pairs(
                         continue
                     if bhi[0] < lo[0] or blo[0] > hi[0] or bhi[1] < lo[1] or blo[1] > hi[1]:
                         continue
+                    if bhi[2] < lo[2] or blo[2] > hi[2]:
+                        continue
                     b0 = corner(b, 3 * u)
                     b1 = corner(b, 3 * u + 1)
                     b2 = corner(b, 3 * u + 2)
                     # @when TEST tri3
-                    if bhi[2] < lo[2] or blo[2] > hi[2]:
-                        continue
                     ok, cp, cq = tri_cut(a0, a1, a2, b0, b1, b2)
                     if ok == 0:
                         continue
