@@ -512,13 +512,9 @@ def road_overlap(
 
 
 def _layers(p: np.ndarray, width: float, cell: float) -> np.ndarray:
-    """The stacked road soups of (E, N, 2) centerlines, road e lifted to z = 4 e cells (half
-    a cell more for e > 0: road 0 sets the grid's z origin, and a layer on a cell boundary
-    could be binned in one cell by the host, float64, and looked up in the one below by the
-    kernel, float32, losing that road's hits)."""
+    """The stacked road soups of (E, N, 2) centerlines, road e lifted to z = 4 e cells."""
     soups = np.stack([road_mesh(c, width).soup() for c in p])  # (E, 6N, 3)
-    e = np.arange(len(p))
-    soups[:, :, 2] = (cell * (4.0 * e + 0.5 * (e > 0)))[:, None]
+    soups[:, :, 2] = (4.0 * cell * np.arange(len(p)))[:, None]
     return soups.reshape(-1, 3)
 
 
