@@ -22,10 +22,9 @@ from ._result import TrackResult
 from .ops import _kernels as _k
 from .ops._validity import mark_rejected
 
-#: the reason bit of the check (``REASONS``)
-ROAD_OVERLAP = 64
-#: the not-closed bit: such a loop has no road to test
-_NOT_CLOSED = 2
+# the reason bits of the validity stage (``REASONS``): the check's own, and not-closed (such
+# a loop has no road to test)
+from .ops._validity_kernels import NOT_CLOSED, ROAD_OVERLAP
 
 
 def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
@@ -65,7 +64,7 @@ def road_check(
                 xy = ctx.readback(res.xy).reshape(E, N, 2)
                 reason = ctx.readback(res.reason)
                 act = ctx.readback(active)
-            ok = (act != 0) & ((reason & _NOT_CLOSED) == 0)
+            ok = (act != 0) & ((reason & NOT_CLOSED) == 0)
             if ok.any():
                 hit[ok] = _overlaps(xy[ok], w, ctx.device)
         mark_rejected(
