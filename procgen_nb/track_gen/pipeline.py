@@ -99,6 +99,12 @@ class TrackGenerator(_StepBuilder):
         raw = int(stage.raw_points(cfg, params))
         if raw < 3:
             raise GeneratorError(f"{stage.name} raw_points: expected an integer >= 3, got {raw}")
+        if E * (max(raw, N) + 1) > (1 << 31) - 1:  # a kernel's index e * (n + 1) is an int32
+            raise ParamsError(
+                f"TrackGenerator num_envs * (points + 1): expected at most 2**31 - 1 (int32 "
+                f"indices), got {E} envs of {max(raw, N)} points ({stage.name}: raw {raw}, "
+                f"num_points {N})"
+            )
         self.raw = raw
         dev = self.ctx.device
         self._raw_xy = wp.zeros(E * raw, dtype=wp.vec2, device=dev)

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from track_reference import upload_tracks
 
-from procgen_nb.track_gen import ops, presets
+from procgen_nb.errors import ParamsError
+from procgen_nb.track_gen import TrackGenConfig, TrackGenerator, ops, presets
 from procgen_nb.track_gen.exec import LaunchContext
 
 CLEARANCE = 32
@@ -319,3 +320,13 @@ def test_coarse_loops_count_neighbours_as_far(n):
         if short < w < h * 2 / np.pi * 0.999:
             assert want[0]
     assert assert_matches(xy, short * 1.01)[0]
+
+
+@pytest.mark.parametrize(("envs", "points"), [(1 << 24, 256), (1 << 15, 1 << 16)])
+def test_a_pipeline_too_large_for_int32_indices_is_refused_before_allocating(envs, points):
+    """The config accepts each size alone; together past 2**31 points the kernels' int32
+    indices (``e * n``, ``e * (n + 1)``) would wrap, so the generator refuses them by name
+    before allocating anything."""
+    cfg = TrackGenConfig(num_envs=envs, num_points=points, device="cpu")
+    with pytest.raises(ParamsError, match=r"^TrackGenerator num_envs \* \(points \+ 1\): expected"):
+        TrackGenerator(cfg)
