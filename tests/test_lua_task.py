@@ -339,6 +339,19 @@ def test_scheduled_tasks_are_capped_per_state(lua):
     assert lua.pending_tasks == 0  # the failed call dropped them
 
 
+def test_the_cap_counts_scheduled_tasks_not_cancelled_or_replaced_ones(lua):
+    """A cancel-and-delay loop (a debounce) or a thread delayed again and again keeps one
+    task scheduled: the entries it leaves behind are dropped, not counted against the cap."""
+    src = (
+        "local t local co = coroutine.create(function() end) for i = 1, 25000 do "
+        "if t then task.cancel(t) end t = task.delay(0.5, print) task.delay(1, co) "
+        "task.cancel(task.defer(print)) end"
+    )
+    run(lua, src)
+    assert lua.pending_tasks == 2
+    assert lua.step(60) == 0
+
+
 # -- tasks left running: LuaState.step -------------------------------------------------------
 def test_step_resumes_tasks_left_running_as_frames_pass(lua):
     run(lua, "task.delay(0.5, function() log('half') end) task.delay(2, function() log('two') end)")

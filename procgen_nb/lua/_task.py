@@ -97,12 +97,29 @@ local function pop()
   return top
 end
 
+-- drops the entries of the queue and the heap that were cancelled or replaced (a
+-- cancel-and-delay loop leaves one a turn), in their order
+local function compact()
+  local live = {}
+  for i = dhead, dtail do
+    local e = defers[i]
+    if ticket[e.co] == e.seq then live[#live + 1] = e end
+  end
+  defers, dhead, dtail = live, 1, #live
+  local old, n = heap, hn
+  heap, hn = {}, 0
+  for i = 1, n do
+    if ticket[old[i].co] == old[i].seq then push(old[i]) end
+  end
+end
+
 local function set_ticket(co, what)
-  if dtail - dhead + 1 + hn >= MAX then
+  if ticket[co] == nil and nticket >= MAX then
     error(what .. ": expected at most " .. MAX .. " scheduled tasks in a Lua state, got more "
           .. "(tasks left running by earlier calls count; LuaState.step runs them and "
           .. "cancel_tasks drops them)", 3)
   end
+  if dtail - dhead + 1 + hn >= 2 * MAX then compact() end  -- at most MAX are live
   if ticket[co] == nil then nticket = nticket + 1 end
   seq = seq + 1
   ticket[co] = seq
