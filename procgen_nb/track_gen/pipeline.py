@@ -224,8 +224,12 @@ class TrackGenerator(_StepBuilder):
     def recordings(self) -> dict[str, tuple[Any, ...]]:
         """The recorded plan of each call kind made so far (``"generate"``, ``"regenerate"``):
         its ``Recording`` objects, and the HOST steps that run eagerly between them. The same
-        objects call after call, until a static change rebuilds the pipeline."""
-        return {mode: tuple(plan) for mode, plan in self._plans.items()}
+        objects call after call, until a static change rebuilds the pipeline. A call split
+        across worker threads lists its parts' recordings (after this generator's own, made
+        when it runs unsplit: ``eager_cpu``, a caller's capture)."""
+        gens = [self, *self._parts]
+        modes = dict.fromkeys(m for g in gens for m in g._plans)
+        return {m: tuple(item for g in gens for item in g._plans.get(m, ())) for m in modes}
 
     @property
     def eager_cpu(self) -> bool:

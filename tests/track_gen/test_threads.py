@@ -257,3 +257,19 @@ def test_a_forked_child_splits_with_a_pool_of_its_own(monkeypatch, small_split):
     finally:
         if proc.is_alive():
             proc.kill()
+
+
+def test_a_split_generator_lists_its_parts_recordings(monkeypatch, small_split):
+    """``recordings`` of a split generator: its parts' (it records none itself), the same
+    objects after a dynamic update, none after a rebuild (it raised KeyError: the parent's
+    own plans stay empty while its parts run the calls)."""
+    _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
+    assert split.recordings == {}
+    split.generate()
+    plan = split.recordings["generate"]
+    assert plan == tuple(r for p in split._parts for r in p._plans["generate"]) and plan
+    assert not split.update(validity={"track_width": 0.0})
+    split.generate()
+    assert split.recordings["generate"] == plan and "regenerate" not in split.recordings
+    assert split.update(generator_params={"lobes": 5})
+    assert "generate" not in split.recordings
