@@ -73,7 +73,9 @@ def _short(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_OWN = re.compile(r"procgen_nb\.(sandbox|guards|match|task):\d+: ")
+#: the sandbox's own chunks (named ``=procgen_nb.<name>`` where state.py loads them)
+_OWN_CHUNK = re.compile(r"procgen_nb\.(sandbox|guards|match|task):")
+_OWN = re.compile(_OWN_CHUNK.pattern + r"\d+: ")
 
 
 def _trim_traceback(msg: str) -> str:
@@ -84,12 +86,5 @@ def _trim_traceback(msg: str) -> str:
         if line.strip() == "[C]: in function 'xpcall'":
             lines = lines[:i]
             break
-    kept = [
-        ln
-        for ln in lines[1:]
-        if "procgen_nb.sandbox:" not in ln
-        and "procgen_nb.guards:" not in ln
-        and "procgen_nb.match:" not in ln
-        and "procgen_nb.task:" not in ln
-    ]
+    kept = [ln for ln in lines[1:] if not _OWN_CHUNK.search(ln)]
     return "\n".join([_OWN.sub("", lines[0]), *kept])
