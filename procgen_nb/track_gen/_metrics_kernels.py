@@ -26,6 +26,9 @@ wp.set_module_options(
 )
 
 _PI = wp.constant(wp.float64(3.14159265358979323846))
+_LANES = wp.constant(8)  # the clearance search's lanes (see _clearance_k)
+_vec8i = wp.types.vector(length=8, dtype=wp.int32)
+_vec8d = wp.types.vector(length=8, dtype=wp.float64)
 _INF = wp.constant(wp.float64(1.0e300))
 
 
@@ -268,64 +271,46 @@ def _clearance_k(
     best = clearance[e]
     inv_a = wp.float64(1.0) / hm
     inv_b = wp.float64(1.0) / (hm + per_k)
-    # lane c walks the points [c n / 8, (c + 1) n / 8) with an offset left to search
-    e0 = 1 * n // 8
-    e1 = 2 * n // 8
-    e2 = 3 * n // 8
-    e3 = 4 * n // 8
-    e4 = 5 * n // 8
-    e5 = 6 * n // 8
-    e6 = 7 * n // 8
-    e7 = n
-    i0 = _first(start, base, half, 0, e0)
-    i1 = _first(start, base, half, e0, e1)
-    i2 = _first(start, base, half, e1, e2)
-    i3 = _first(start, base, half, e2, e3)
-    i4 = _first(start, base, half, e3, e4)
-    i5 = _first(start, base, half, e4, e5)
-    i6 = _first(start, base, half, e5, e6)
-    i7 = _first(start, base, half, e6, e7)
-    k0 = start[base + wp.min(i0, n - 1)]
-    k1 = start[base + wp.min(i1, n - 1)]
-    k2 = start[base + wp.min(i2, n - 1)]
-    k3 = start[base + wp.min(i3, n - 1)]
-    k4 = start[base + wp.min(i4, n - 1)]
-    k5 = start[base + wp.min(i5, n - 1)]
-    k6 = start[base + wp.min(i6, n - 1)]
-    k7 = start[base + wp.min(i7, n - 1)]
-    p0 = _d(xy[base + wp.min(i0, n - 1)])
-    p1 = _d(xy[base + wp.min(i1, n - 1)])
-    p2 = _d(xy[base + wp.min(i2, n - 1)])
-    p3 = _d(xy[base + wp.min(i3, n - 1)])
-    p4 = _d(xy[base + wp.min(i4, n - 1)])
-    p5 = _d(xy[base + wp.min(i5, n - 1)])
-    p6 = _d(xy[base + wp.min(i6, n - 1)])
-    p7 = _d(xy[base + wp.min(i7, n - 1)])
-    while i0 < e0 or i1 < e1 or i2 < e2 or i3 < e3 or i4 < e4 or i5 < e5 or i6 < e6 or i7 < e7:
-        i0, k0, p0, best = _lane(
-            xy, start, base, half, n, i0, e0, k0, p0, best, per_k, inv_a, inv_b
-        )
-        i1, k1, p1, best = _lane(
-            xy, start, base, half, n, i1, e1, k1, p1, best, per_k, inv_a, inv_b
-        )
-        i2, k2, p2, best = _lane(
-            xy, start, base, half, n, i2, e2, k2, p2, best, per_k, inv_a, inv_b
-        )
-        i3, k3, p3, best = _lane(
-            xy, start, base, half, n, i3, e3, k3, p3, best, per_k, inv_a, inv_b
-        )
-        i4, k4, p4, best = _lane(
-            xy, start, base, half, n, i4, e4, k4, p4, best, per_k, inv_a, inv_b
-        )
-        i5, k5, p5, best = _lane(
-            xy, start, base, half, n, i5, e5, k5, p5, best, per_k, inv_a, inv_b
-        )
-        i6, k6, p6, best = _lane(
-            xy, start, base, half, n, i6, e6, k6, p6, best, per_k, inv_a, inv_b
-        )
-        i7, k7, p7, best = _lane(
-            xy, start, base, half, n, i7, e7, k7, p7, best, per_k, inv_a, inv_b
-        )
+    # lane c walks the points [c n / 8, (c + 1) n / 8) with an offset left to search; the
+    # lane loops are unrolled (wp.static): as fast as eight hand-written copies (measured:
+    # 24.2-24.9 ms against 24.3-24.9 ms, polar 1024 x 256, one thread), the same bytes
+    ends = _vec8i()
+    ii = _vec8i()
+    kk = _vec8i()
+    px = _vec8d()
+    py = _vec8d()
+    for c in range(wp.static(_LANES)):
+        ends[c] = (c + 1) * n // _LANES
+        ii[c] = _first(start, base, half, c * n // _LANES, ends[c])
+        kk[c] = start[base + wp.min(ii[c], n - 1)]
+        p = _d(xy[base + wp.min(ii[c], n - 1)])
+        px[c] = p[0]
+        py[c] = p[1]
+    busy = wp.int32(1)
+    while busy != 0:
+        busy = wp.int32(0)
+        for c in range(wp.static(_LANES)):
+            i, k, p, best = _lane(
+                xy,
+                start,
+                base,
+                half,
+                n,
+                ii[c],
+                ends[c],
+                kk[c],
+                wp.vec2d(px[c], py[c]),
+                best,
+                per_k,
+                inv_a,
+                inv_b,
+            )
+            ii[c] = i
+            kk[c] = k
+            px[c] = p[0]
+            py[c] = p[1]
+            if i < ends[c]:
+                busy = wp.int32(1)
     clearance[e] = best
 
 
