@@ -229,11 +229,13 @@ def _cells_of(x: np.ndarray, o: np.ndarray, cell: np.float32, dims: np.ndarray, 
 
 def _grid(soup: np.ndarray, cell: float | None = None):
     """Bins the triangles of a soup into a uniform grid; returns (words, uniforms)."""
-    tri = soup.reshape(-1, 3, 3).astype(np.float64)
-    n = len(tri)
+    # the kernel reads float32 corners: every box is theirs (float64 where cells are sized)
+    t32 = np.asarray(soup, np.float32).reshape(-1, 3, 3)
+    n = len(t32)
     if n == 0:
         return np.zeros(2, np.int32), dict(origin=(0.0, 0.0, 0.0), cell=1.0, nx=1, ny=1, nz=1)
-    lo, hi = tri.min(axis=1), tri.max(axis=1)
+    lo32, hi32 = t32.min(axis=1), t32.max(axis=1)
+    lo, hi = lo32.astype(np.float64), hi32.astype(np.float64)
     glo, ghi = lo.min(axis=0), hi.max(axis=0)
     span = np.maximum(ghi - glo, 0.0)
     if cell is None:
@@ -248,9 +250,8 @@ def _grid(soup: np.ndarray, cell: float | None = None):
     # the kernel takes origin and cell as float32 and finds a triangle's cells from its
     # float32 corners: bin with the same numbers and the same float32 arithmetic
     origin, cell = origin.astype(np.float32), np.float32(cell)
-    t32 = soup.reshape(-1, 3, 3).astype(np.float32)
-    c0 = _cells_of(t32.min(axis=1), origin, cell, dims, -1)
-    c1 = _cells_of(t32.max(axis=1), origin, cell, dims, 1)
+    c0 = _cells_of(lo32, origin, cell, dims, -1)
+    c1 = _cells_of(hi32, origin, cell, dims, 1)
     ext = c1 - c0 + 1
     per = ext.prod(axis=1)
     owner = np.repeat(np.arange(n), per)
