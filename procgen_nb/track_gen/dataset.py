@@ -425,8 +425,9 @@ def write(
         shards = dict(manifest.get("shards", {}))
     else:
         shards = {}
-    for stale in out.glob(".shard-*.parquet.tmp-*"):  # left by a killed run
-        stale.unlink(missing_ok=True)
+    for pattern in (".shard-*.parquet.tmp-*", f".{MANIFEST}.tmp-*"):  # left by a killed run
+        for stale in out.glob(pattern):
+            stale.unlink(missing_ok=True)
     from ._result import REASONS
     from .gates.course import COURSE_REASONS
 

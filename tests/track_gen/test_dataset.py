@@ -140,6 +140,16 @@ def test_a_run_killed_halfway_resumes_with_every_shard_once(tmp_path):
     assert _files(fresh) == _files(tmp_path)
 
 
+def test_a_write_removes_the_temporary_files_a_killed_run_left(tmp_path):
+    # a kill can land while the manifest or a shard is being written (its hidden .tmp-)
+    dataset.write(CONFIG, 16, tmp_path, 8, progress=False)
+    for name in (f".{dataset.MANIFEST}.tmp-1-0badf00d", ".shard-000001.parquet.tmp-1-0badf00d"):
+        (tmp_path / name).write_bytes(b"partial")
+    m = dataset.write(CONFIG, 16, tmp_path, 8, progress=False)
+    assert m["skipped"] == 2 and m["written"] == 0
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
+
+
 def test_another_config_in_the_same_folder_is_refused(tmp_path):
     dataset.write(CONFIG, 8, tmp_path, 8, progress=False)
     with pytest.raises(ParamsError, match="expected a directory for this config"):
