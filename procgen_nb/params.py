@@ -289,6 +289,12 @@ class Params:
             raise ParamsError(
                 f"{cls._owner_name()}: expected {cls.__name__} or a dict of fields, got {value!r}"
             )
+        bad = [k for k in value if not isinstance(k, str)]
+        if bad:
+            raise ParamsError(
+                f"{cls._owner_name()}: expected field names (str) as keys, got {bad[0]!r} "
+                f"among {sorted(cls.__fields__)}"
+            )
         return cls(**dict(value))
 
     @classmethod

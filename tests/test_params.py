@@ -89,6 +89,14 @@ def test_immutable_replace_resolve_and_from_legacy():
     assert Knobs.from_legacy(OldConfig()) == Knobs(lobes=9)
 
 
+@pytest.mark.parametrize("key", [1, None, ("lobes",)])
+def test_resolve_refuses_a_key_that_is_not_a_field_name(key):
+    with pytest.raises(
+        pg.ParamsError, match=r"acme.wobbly: expected field names \(str\) as keys, got "
+    ):
+        Knobs.resolve({"lobes": 4, key: 0.1})
+
+
 def test_declaration_refusals():
     with pytest.raises(pg.ParamsError, match=r"Bad.x: expected a default value, got none"):
 
