@@ -170,6 +170,24 @@ def test_the_issue_example_sweeps_polar_jitter_from_0_to_1_by_replays():
         check_point(res, (i,), fresh(generator_params={"radius_jitter": grid[i]}), res.q)
 
 
+def test_a_replayed_point_has_the_bytes_of_a_fresh_generator():
+    # what a sweep of polar's dynamic fields relies on: an update replays one recording,
+    # and every point's bytes (xy, valid, reasons, full crossing counts) are a fresh cook's
+    gen = presets.track("polar", **BASE)
+    before = gen.generate().fingerprint()
+    for jitter, floor_r in ((1.0, 0.2), (0.0, 0.01), (0.6, 1.0), (0.35, 0.2)):
+        params = {"radius_jitter": jitter, "min_radius": floor_r}
+        assert not gen.update(generator_params=params)  # no rebuild: a replay
+        res = gen.generate()
+        new = presets.track("polar", params, **BASE).generate()
+        assert res.fingerprint() == new.fingerprint(), params
+        got, want = res.numpy(), new.numpy()
+        for key in ("reason", "crossings", "turning"):
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{params} {key}")
+    sweep(gen, {"radius_jitter": [0.1, 0.9], "min_radius": [0.05, 0.5]}, progress=False)
+    assert gen.generate().fingerprint() == before  # the sweep put the fields back
+
+
 def test_the_sweep_benchmark_runs_in_smoke_mode(capsys):
     import importlib.util
     from pathlib import Path
