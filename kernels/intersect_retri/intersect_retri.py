@@ -58,6 +58,11 @@ def d3(v: wp.vec3f) -> wp.vec3d:
     return wp.vec3d(wp.float64(v[0]), wp.float64(v[1]), wp.float64(v[2]))
 
 
+#: a corner this close to a plane (relative to the corners' reach) lies on it (the snap of
+#: intersect_pairs and intersect_cuts: a test keeps the three the same)
+TOL = wp.constant(wp.float64(1.0e-6))
+
+
 @wp.func
 def f3(v: wp.vec3d) -> wp.vec3f:
     return wp.vec3f(wp.float32(v[0]), wp.float32(v[1]), wp.float32(v[2]))
@@ -168,7 +173,7 @@ def coplanar_side(
         return 0
     reach = wp.max(wp.max(wp.length(v0), wp.length(v1)), wp.length(v2))
     reach = wp.max(reach, wp.max(wp.max(wp.length(x), wp.length(y)), wp.length(z)))
-    tol = wp.float64(1.0e-6) * reach * nl  # float32 corners of a plane off the axes
+    tol = TOL * reach * nl  # float32 corners of a plane off the axes
     if wp.abs(wp.dot(nv, x - v0)) > tol or wp.abs(wp.dot(nv, y - v0)) > tol:
         return 0
     if wp.abs(wp.dot(nv, z - v0)) > tol:
@@ -233,7 +238,7 @@ def flat_side(
                     w2 = d3(other[3 * u + 2])
                     # a triangle whose box (padded past the tolerance) misses c: not under it
                     far = wp.max(wp.max(wp.length(w0), wp.length(w1)), wp.length(w2))
-                    pad = wp.float64(4.0e-6) * wp.max(reach, far)
+                    pad = wp.float64(4.0) * TOL * wp.max(reach, far)
                     lo = wp.min(wp.min(w0, w1), w2)
                     hi = wp.max(wp.max(w0, w1), w2)
                     if c[0] < lo[0] - pad or c[1] < lo[1] - pad or c[2] < lo[2] - pad:
@@ -320,7 +325,7 @@ def intersect_retri(
         wl = wp.length(w)
         if not (wl > wp.float64(0.0)):
             continue
-        near = wp.float64(1.0e-6) * wp.max(wp.length(s), wp.length(e))
+        near = TOL * wp.max(wp.length(s), wp.length(e))
         m0 = m
         for i in range(m0):
             if m < 0:

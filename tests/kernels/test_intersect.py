@@ -423,5 +423,5 @@ def test_pairs_and_cuts_decide_with_the_same_predicates():
     shared += ["pick_hi", "tri_cut", "corner"]
     for f in shared:
         assert pairs[f] == cuts[f], f
-    for f in ("cell_of", "orient2"):
+    for f in ("cell_of", "orient2", "TOL"):
         assert pairs[f] == retri[f], f
