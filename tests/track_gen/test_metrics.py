@@ -351,6 +351,25 @@ def test_split_across_threads_the_metrics_are_the_same_bytes(monkeypatch):
     assert np.count_nonzero(one["min_clearance"] < one["length"] / math.pi) > 100
 
 
+def test_a_split_metrics_call_runs_its_shares_here_when_the_pool_is_shut_down(monkeypatch):
+    # interpreter exit, or the pool replaced by a larger one between lookup and submit
+    import concurrent.futures as cf
+
+    from procgen_nb.track_gen import _threads
+
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+    gen = presets.track("polar", {"radius_jitter": 0.8}, num_envs=600, num_points=64)
+    res = gen.generate()
+    want = res.metrics()
+    dead = cf.ThreadPoolExecutor(1)
+    dead.shutdown()
+    monkeypatch.setattr(_threads, "_get_pool", lambda workers: dead)
+    got = res.metrics()  # the second call runs the shares side by side
+    assert len(res._metric_arrays["scratch"].shares) == 2
+    for name in metrics.METRICS:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
 def test_enqueue_inside_a_recording_records_every_launch_and_replays_the_same(monkeypatch):
     monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
     gen = presets.track("polar", {"radius_jitter": 0.8}, num_envs=600, num_points=64)
