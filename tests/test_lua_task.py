@@ -339,6 +339,15 @@ def test_scheduled_tasks_are_capped_per_state(lua):
     assert lua.pending_tasks == 0  # the failed call dropped them
 
 
+def test_a_scheduled_thread_closed_or_ended_by_hand_is_no_longer_pending(lua):
+    """Its turn passes without a resumption and it stops counting (pending_tasks, the cap)."""
+    run(lua, "local co = task.delay(1, print) coroutine.close(co)")
+    run(lua, "local co = coroutine.create(function() end) task.delay(1, co) coroutine.resume(co)")
+    assert lua.pending_tasks == 2
+    assert lua.step(120) == 0
+    assert lua.pending_tasks == 0
+
+
 def test_the_cap_counts_scheduled_tasks_not_cancelled_or_replaced_ones(lua):
     """A cancel-and-delay loop (a debounce) or a thread delayed again and again keeps one
     task scheduled: the entries it leaves behind are dropped, not counted against the cap."""

@@ -205,11 +205,13 @@ local function resume(co, ...)
   return resumed(co, co_resume(co, ...))
 end
 
--- resumes an entry of the queue or the heap, unless it was cancelled or replaced
+-- resumes an entry of the queue or the heap, unless it was cancelled or replaced, or its
+-- thread was closed or ended by hand meanwhile (its turn is over all the same)
 local function run(e)
   local co = e.co
-  if ticket[co] ~= e.seq or co_status(co) ~= "suspended" then return end
+  if ticket[co] ~= e.seq then return end
   clear_ticket(co)
+  if co_status(co) ~= "suspended" then return end
   if e.start ~= nil then
     resume(co, (now - e.start) / FPS)
   else
