@@ -21,6 +21,7 @@ import numpy as np
 
 from ..columns import Column, Domain, Geometry, LiveCount, Record
 from ..errors import BindingError, LuaReturnError
+from ._checks import _node, _short
 from ._sandbox import lua_type
 from .values import BufferRef, Curve, Handle
 
@@ -193,10 +194,6 @@ class _Where:
             f"{self.what} in node {_node(self.node)}: result {pos}: expected {expected}, "
             f"got {got}{extra}"
         )
-
-
-def _node(node: str | None) -> str:
-    return repr(node) if node is not None else "<outside a cook>"
 
 
 def check_returns(
@@ -459,8 +456,3 @@ def canon(value: Any, depth: int = 0) -> Any:
     if isinstance(value, np.ndarray):
         return ("array", str(value.dtype), value.shape, value.tobytes())
     raise TypeError(f"{type(value).__name__} is not a plain value")
-
-
-def _short(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
