@@ -302,7 +302,7 @@ def _pairs(a, na: int, b_soup: np.ndarray, device: str, test="tri3", cell=None, 
     return hits, scanned["dst"], out, total, (grid, uni)
 
 
-def _cuts(pairs, total: int, a, b, device: str):
+def _cuts(pairs, a, b):
     dom = pairs["pair_a_count"]  # the live count: the pairs written
     return _run(
         CUTS, None, {"pair_a": pairs["pair_a"], "pair_b": pairs["pair_b"], "a": a, "b": b}, dom
@@ -356,11 +356,11 @@ def mesh_intersect(
     ca = column_from_numpy(sa, "Vec3", device)
     cb = column_from_numpy(sb, "Vec3", device)
     hits_a, start_a, pairs_ab, total, grid_b = _pairs(ca, na, sb, device, cell=cell)
-    cuts_ab = _cuts(pairs_ab, total, ca, cb, device)
+    cuts_ab = _cuts(pairs_ab, ca, cb)
     if mode == "cut":
         return _cut_result(pairs_ab, cuts_ab, total, device)
     hits_b, start_b, pairs_ba, _, grid_a = _pairs(cb, nb, sa, device, cell=cell)
-    cuts_ba = _cuts(pairs_ba, total, cb, ca, device)
+    cuts_ba = _cuts(pairs_ba, cb, ca)
     most = max(room, max_room)
     keep_a = _pieces(ca, na, hits_a, start_a, cuts_ab, cb, grid_b, room, most, "a")
     keep_b = _pieces(cb, nb, hits_b, start_b, cuts_ba, ca, grid_a, room, most, "b")
