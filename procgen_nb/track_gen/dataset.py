@@ -75,6 +75,9 @@ DASK_CONFIG = {
 
 FORMAT = "procgen_nb.track_dataset/1"
 MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
+#: the most tracks (a track's env seed is ``seed + index`` in 32 bits) and shards (the
+#: manifest lists every one and is rewritten as each ends) a dataset holds
+MAX_TRACKS, MAX_SHARDS = 1 << 31, 1 << 16
 _WRITER = dict(
     compression="zstd",
     compression_level=3,
@@ -276,8 +279,7 @@ def _release(*objs: Any) -> None:
     ``DASK_CONFIG`` starts Dask workers): the next shard reuses the same memory.
     The generator's step closures refer back to it, so left alone its arrays and its
     result's (~25 MB for 1024 tracks of 256 points) wait for Python's cyclic collector, and
-    new shards take fresh pages meanwhile (the result refers to no generator: clearing the
-    generator frees both; the result is cleared too, which costs nothing). With glibc's
+    new shards take fresh pages meanwhile (the result refers to no generator). With glibc's
     defaults (the trim threshold moves) memory freed at once is handed back and faulted in
     again (measured: 4-6k faults a shard against ~1k): there the collector is left to it."""
     if _glibc_keeps_memory():
@@ -371,7 +373,8 @@ def write(
         config: a ``TrackGenConfig`` or a dict of its fields (``generator``,
             ``generator_params``, ``num_points``, ``scale``, ``seed``, ``epoch``,
             ``validity``, ``z_profile``), and optionally ``course`` (see the module docstring).
-        count: tracks in the dataset (>= 1). shard_size: tracks per shard (>= 1).
+        count: tracks in the dataset (1 to ``MAX_TRACKS``). shard_size: tracks per shard
+            (>= 1; at most ``MAX_SHARDS`` shards).
         out: the directory (made when missing).
         executor: None (this process), any ``concurrent.futures.Executor``, or a
             ``distributed.Client``.
@@ -402,6 +405,13 @@ def write(
     """
     count = _positive_int("count", count)
     shard_size = _positive_int("shard_size", shard_size)
+    if count > MAX_TRACKS:
+        raise ParamsError(f"dataset.write count: expected at most {MAX_TRACKS}, got {count}")
+    if math.ceil(count / shard_size) > MAX_SHARDS:
+        raise ParamsError(
+            f"dataset.write shard_size: expected at least {math.ceil(count / MAX_SHARDS)} "
+            f"for {count} tracks (at most {MAX_SHARDS} shards), got {shard_size}"
+        )
     threads = None if threads is None else _positive_int("threads", threads)
     if shards_per_task is not None:
         shards_per_task = _positive_int("shards_per_task", shards_per_task)
@@ -425,9 +435,8 @@ def write(
         shards = dict(manifest.get("shards", {}))
     else:
         shards = {}
-    for pattern in (".shard-*.parquet.tmp-*", f".{MANIFEST}.tmp-*"):  # left by a killed run
-        for stale in out.glob(pattern):
-            stale.unlink(missing_ok=True)
+    for stale in out.glob(".*.tmp-*"):  # shards and manifests left by a killed run
+        stale.unlink(missing_ok=True)
     from ._result import REASONS
     from .gates.course import COURSE_REASONS
 

@@ -169,6 +169,8 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"shards_per_task": 0}, "shards_per_task"),
         ({"shards_per_task": 1.5}, r"shards_per_task: expected an integer >= 1, got 1\.5"),
         ({"workers_write": 1}, r"workers_write: expected None or a bool, got 1"),
+        ({"count": 10**30}, r"count: expected at most 2147483648, got 10{30}"),
+        ({"count": 1 << 20, "shard_size": 1}, r"shard_size: expected at least 16 for 1048576"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
