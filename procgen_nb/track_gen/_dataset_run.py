@@ -25,10 +25,48 @@ import socket
 import threading
 from typing import Any
 
+import numpy as np
+
 from ..errors import ParamsError
 
 #: tracks a task on an executor makes, at most (whole shards; at least one shard a task)
 TASK_TRACKS = 4096
+#: the most tracks a dataset holds (a track's env seed is ``seed + index`` in 32 bits)
+MAX_TRACKS = 1 << 31
+#: the most shards a dataset holds (the manifest lists every one, rewritten as each ends)
+MAX_SHARDS = 1 << 16
+#: the most tracks a shard holds (one generator call: ``TrackGenConfig.num_envs``' bound)
+MAX_SHARD_SIZE = 1 << 24
+
+
+def check_args(
+    count: Any, shard_size: Any, threads: Any, shards_per_task: Any, workers_write: Any
+) -> tuple[int, int, int | None, int | None]:
+    """``dataset.write``'s counts as ints, each refused with ``ParamsError`` naming it, the
+    value and what is accepted: returns ``(count, shard_size, threads, shards_per_task)``."""
+    count, shard_size = _positive_int("count", count), _positive_int("shard_size", shard_size)
+    if count > MAX_TRACKS:
+        raise ParamsError(f"dataset.write count: expected at most {MAX_TRACKS}, got {count}")
+    least = -(-count // MAX_SHARDS)
+    if not least <= shard_size <= MAX_SHARD_SIZE:
+        raise ParamsError(
+            f"dataset.write shard_size: expected {least} to {MAX_SHARD_SIZE} for {count} "
+            f"tracks (at most {MAX_SHARDS} shards), got {shard_size}"
+        )
+    threads = None if threads is None else _positive_int("threads", threads)
+    if shards_per_task is not None:
+        shards_per_task = _positive_int("shards_per_task", shards_per_task)
+    if workers_write is not None and not isinstance(workers_write, bool):
+        raise ParamsError(
+            f"dataset.write workers_write: expected None or a bool, got {workers_write!r}"
+        )
+    return count, shard_size, threads, shards_per_task
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParamsError(f"dataset.write {name}: expected an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def shards_per_task(slots: int | None, todo: int, shard_size: int) -> int:

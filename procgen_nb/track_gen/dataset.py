@@ -56,6 +56,7 @@ import numpy as np
 
 from ..errors import ParamsError
 from . import _dataset_run
+from ._dataset_run import MAX_SHARD_SIZE, MAX_SHARDS, MAX_TRACKS  # noqa: F401  (write's limits)
 
 #: Dask settings for a cluster of compute-bound shards (``dask.config.set(DASK_CONFIG)``
 #: before the cluster starts): no statistical profiler, a 1 s event-loop tick and slower
@@ -75,9 +76,6 @@ DASK_CONFIG = {
 
 FORMAT = "procgen_nb.track_dataset/1"
 MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
-#: the most tracks (a track's env seed is ``seed + index`` in 32 bits) and shards (the
-#: manifest lists every one and is rewritten as each ends) a dataset holds
-MAX_TRACKS, MAX_SHARDS = 1 << 31, 1 << 16
 _WRITER = dict(
     compression="zstd",
     compression_level=3,
@@ -374,7 +372,7 @@ def write(
             ``generator_params``, ``num_points``, ``scale``, ``seed``, ``epoch``,
             ``validity``, ``z_profile``), and optionally ``course`` (see the module docstring).
         count: tracks in the dataset (1 to ``MAX_TRACKS``). shard_size: tracks per shard
-            (>= 1; at most ``MAX_SHARDS`` shards).
+            (1 to ``MAX_SHARD_SIZE``; at most ``MAX_SHARDS`` shards).
         out: the directory (made when missing).
         executor: None (this process), any ``concurrent.futures.Executor``, or a
             ``distributed.Client``.
@@ -403,25 +401,15 @@ def write(
     Raises:
         ParamsError: a refused argument, or ``out`` holding a dataset of another config.
     """
-    count = _positive_int("count", count)
-    shard_size = _positive_int("shard_size", shard_size)
-    if count > MAX_TRACKS:
-        raise ParamsError(f"dataset.write count: expected at most {MAX_TRACKS}, got {count}")
-    if math.ceil(count / shard_size) > MAX_SHARDS:
-        raise ParamsError(
-            f"dataset.write shard_size: expected at least {math.ceil(count / MAX_SHARDS)} "
-            f"for {count} tracks (at most {MAX_SHARDS} shards), got {shard_size}"
-        )
-    threads = None if threads is None else _positive_int("threads", threads)
-    if shards_per_task is not None:
-        shards_per_task = _positive_int("shards_per_task", shards_per_task)
-    if workers_write is not None and not isinstance(workers_write, bool):
-        raise ParamsError(
-            f"dataset.write workers_write: expected None or a bool, got {workers_write!r}"
-        )
+    count, shard_size, threads, shards_per_task = _dataset_run.check_args(
+        count, shard_size, threads, shards_per_task, workers_write
+    )
     spec = resolve_config(config, straight_ratio)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParamsError(f"dataset.write out: expected a directory, got {exc}") from exc
     num_shards = math.ceil(count / shard_size)
     manifest = _load_manifest(out)
     head = {"format": FORMAT, "config": spec, "count": count, "shard_size": shard_size}
@@ -495,12 +483,6 @@ def write(
         if client is not None:
             client.close()
     return {**manifest, "written": len(todo), "skipped": skipped}
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParamsError(f"dataset.write {name}: expected an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def _size(count: int, shard_size: int, index: int) -> int:

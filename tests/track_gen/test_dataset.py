@@ -170,7 +170,12 @@ def test_another_config_in_the_same_folder_is_refused(tmp_path):
         ({"shards_per_task": 1.5}, r"shards_per_task: expected an integer >= 1, got 1\.5"),
         ({"workers_write": 1}, r"workers_write: expected None or a bool, got 1"),
         ({"count": 10**30}, r"count: expected at most 2147483648, got 10{30}"),
-        ({"count": 1 << 20, "shard_size": 1}, r"shard_size: expected at least 16 for 1048576"),
+        ({"count": 1 << 20, "shard_size": 1}, r"shard_size: expected 16 to 16777216 for 1048576"),
+        (
+            {"shard_size": 1 << 30},
+            r"shard_size: expected 1 to 16777216 for 4 tracks.*got 1073741824",
+        ),
+        ({"out": "/dev/null/x"}, r"out: expected a directory"),
     ],
 )
 def test_bad_arguments_are_refused(tmp_path, kwargs, match):
