@@ -27,6 +27,7 @@ import contextvars
 import copy
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -146,27 +147,7 @@ def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
                 errors.append((i, exc))
                 break
     else:
-        pool = _get_pool(len(parts) - 1)
-        futs: list[Future[Any]] = []
-        for p in parts[1:]:
-            try:
-                futs.append(pool.submit(contextvars.copy_context().run, p._run, mode))
-            except RuntimeError:  # the pool is shut down (interpreter exit): run it here
-                f: Future[Any] = Future()
-                try:
-                    p._run(mode)
-                    f.set_result(None)
-                except BaseException as exc:  # noqa: BLE001  (raised below)
-                    f.set_exception(exc)
-                futs.append(f)
-        try:
-            parts[0]._run(mode)
-        except BaseException as exc:  # noqa: BLE001
-            errors.append((0, exc))
-        for i, f in enumerate(futs, 1):
-            exc = f.exception()  # waits for the part
-            if exc is not None:
-                errors.append((i, exc))
+        errors = run_side_by_side([lambda p=p: p._run(mode) for p in parts])
     if errors:
         i, exc = errors[0]
         raise _part_error(i, exc)
@@ -176,6 +157,35 @@ def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
     for rec in parts[0]._plans[mode]:  # the traffic of the call it splits, once
         count_replay(rec, recorded)
     return res
+
+
+def run_side_by_side(calls: list[Callable[[], Any]]) -> list[tuple[int, BaseException]]:
+    """Runs ``calls[0]`` in this thread and the others in the shared pool, each in a copy of
+    this thread's context (so traffic collectors count them); a call the pool refuses (shut
+    down: interpreter exit, or replaced by a larger one) runs here. Waits for every call and
+    returns the ``(index, error)`` of those that failed, in call order."""
+    pool = _get_pool(len(calls) - 1)
+    futs: list[Future[Any]] = []
+    for call in calls[1:]:
+        try:
+            futs.append(pool.submit(contextvars.copy_context().run, call))
+        except RuntimeError:  # the pool is shut down: run it here
+            f: Future[Any] = Future()
+            try:
+                f.set_result(call())
+            except BaseException as exc:  # noqa: BLE001  (returned below)
+                f.set_exception(exc)
+            futs.append(f)
+    errors: list[tuple[int, BaseException]] = []
+    try:
+        calls[0]()
+    except BaseException as exc:  # noqa: BLE001  (returned, after the others)
+        errors.append((0, exc))
+    for i, f in enumerate(futs, 1):
+        exc = f.exception()  # waits for the call
+        if exc is not None:
+            errors.append((i, exc))
+    return errors
 
 
 def shared_state(part: TrackGenerator) -> dict[str, Any]:

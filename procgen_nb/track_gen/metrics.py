@@ -31,8 +31,6 @@ A loop with a non-finite point gets NaN (``turning_number`` 0).
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import contextvars
 import math
 import numbers
 from typing import Any
@@ -132,34 +130,12 @@ def _shares(result: Any, s: _Scratch) -> list[_Share]:
 
 
 def _run_side_by_side(shares: list[_Share], ratio: float, clearance: bool) -> None:
-    """The first share in this thread, the others in ``_threads``' pool (each in a copy of
-    this thread's context), as ``_threads.run_parts`` runs a split call's parts: a share
-    the pool refuses (shut down: interpreter exit, or replaced by a larger one) runs here,
-    and every share is waited for before the first failed one's error is raised."""
-    from ._threads import _get_pool, _part_error
+    """Runs the shares as ``_threads.run_parts`` runs a split call's parts (the first here,
+    the others in its pool; a share the pool refuses runs here) and raises the first failed
+    share's error after every share has finished."""
+    from ._threads import _part_error, run_side_by_side
 
-    pool = _get_pool(len(shares) - 1)
-    futs: list[cf.Future[Any]] = []
-    for sh in shares[1:]:
-        try:
-            futs.append(pool.submit(contextvars.copy_context().run, sh.run, ratio, clearance))
-        except RuntimeError:  # the pool is shut down: run it here
-            f: cf.Future[Any] = cf.Future()
-            try:
-                sh.run(ratio, clearance)
-                f.set_result(None)
-            except BaseException as exc:  # noqa: BLE001  (raised below)
-                f.set_exception(exc)
-            futs.append(f)
-    errors = []
-    try:
-        shares[0].run(ratio, clearance)
-    except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
-        errors.append((0, exc))
-    for i, f in enumerate(futs, 1):
-        exc = f.exception()  # waits for the share
-        if exc is not None:
-            errors.append((i, exc))
+    errors = run_side_by_side([lambda sh=sh: sh.run(ratio, clearance) for sh in shares])
     if errors:
         raise _part_error(*errors[0])
 
