@@ -4,7 +4,8 @@ A task is one or more consecutive shards by value (``tasks``: picklable, module-
 each shard still its own file and manifest entry. Where its worker runs on this machine it
 writes the shard files itself and returns their hashes (no bytes to send back, no writing
 left to this process); elsewhere it returns the bytes and this process writes them.
-``PROCGEN_NB_THREADS`` is set while it runs when a thread count is asked for.
+With a thread count, its calls split across that many threads (``_threads.threads_override``:
+this context only; the process environment is left alone).
 
 On an executor a task makes several shards when there are many (``shards_per_task``: up to
 ``TASK_TRACKS`` tracks, at least two tasks per worker slot): measured on a 2-core machine
@@ -17,17 +18,15 @@ pool does.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
 import hashlib
 import json
-import os
 import socket
-import threading
 from typing import Any
 
 import numpy as np
 
 from ..errors import ParamsError
+from ._threads import threads_override
 
 #: tracks a task on an executor makes, at most (whole shards; at least one shard a task)
 TASK_TRACKS = 4096
@@ -94,7 +93,7 @@ def task(
     """What an executor runs: one shard, by value (picklable, module-level). Returns
     ``(index, bytes, device, sha256, size)``; with ``out`` (a folder this process sees as
     the caller does) it writes the shard there itself, atomically, and returns no bytes.
-    With ``threads``, its CPU calls split across that many threads (``PROCGEN_NB_THREADS``).
+    With ``threads``, its CPU calls split across that many threads (``threads_override``).
     """
     from pathlib import Path
 
@@ -102,7 +101,7 @@ def task(
     from . import dataset
 
     device = get_device()
-    with _threads_env(threads):
+    with threads_override(threads):
         data = dataset.shard_bytes(json.loads(spec_json), start, stop)
     digest = hashlib.sha256(data).hexdigest()
     if out is None:
@@ -121,34 +120,6 @@ def tasks(
 ) -> list[tuple[int, bytes | None, str, str, int]]:
     """What an executor runs: ``task`` for each of the shards ``indices``, in order."""
     return [task(spec_json, i, *shard_range(count, shard_size, i), threads, out) for i in indices]
-
-
-_env_lock = threading.Lock()
-_env_users: list[Any] = [0, None]  # tasks inside _threads_env now, the value before them
-
-
-@contextlib.contextmanager
-def _threads_env(threads: int | None):
-    """Sets ``PROCGEN_NB_THREADS`` while tasks of this process run (the first task's value;
-    the former value back when the last one ends); None leaves it alone."""
-    if threads is None:
-        yield
-        return
-    with _env_lock:
-        if _env_users[0] == 0:
-            _env_users[1] = os.environ.get("PROCGEN_NB_THREADS")
-            os.environ["PROCGEN_NB_THREADS"] = str(threads)
-        _env_users[0] += 1
-    try:
-        yield
-    finally:
-        with _env_lock:
-            _env_users[0] -= 1
-            if _env_users[0] == 0:
-                if _env_users[1] is None:
-                    os.environ.pop("PROCGEN_NB_THREADS", None)
-                else:
-                    os.environ["PROCGEN_NB_THREADS"] = _env_users[1]
 
 
 def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool, int | None]:

@@ -23,11 +23,12 @@ parent's warm-up (the first call, eager) before any part exists.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -71,13 +72,38 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: the thread count ``threads_override`` sets for the calls of one context (None: unset)
+_override: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "procgen_nb_threads", default=None
+)
+
+
+@contextlib.contextmanager
+def threads_override(threads: int | None) -> Iterator[None]:
+    """Inside the block, calls made in this context (this thread, or a copy of its
+    context) split across ``threads`` threads whatever ``PROCGEN_NB_THREADS`` says; None
+    changes nothing. Other threads and the process environment are not touched."""
+    if threads is None:
+        yield
+        return
+    token = _override.set(int(threads))
+    try:
+        yield
+    finally:
+        _override.reset(token)
+
+
 def threads_wanted() -> int:
-    """The worker threads of a CPU call: ``PROCGEN_NB_THREADS``, or the cores available
-    (``cores()``) when it is unset or empty. 1 never splits.
+    """The worker threads of a CPU call: the context's ``threads_override``, else
+    ``PROCGEN_NB_THREADS``, or the cores available (``cores()``) when it is unset or empty.
+    1 never splits.
 
     Raises:
         ParamsError: a value that is not an integer >= 1.
     """
+    forced = _override.get()
+    if forced is not None:
+        return forced
     raw = os.environ.get("PROCGEN_NB_THREADS", "").strip()
     if not raw:
         return cores()

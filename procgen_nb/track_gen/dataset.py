@@ -380,7 +380,7 @@ def write(
             (start its workers under ``dask.config.set(DASK_CONFIG)``: shards run faster).
         straight_ratio: ``metrics``' straight threshold.
         progress: show a progress bar (tracks, tracks/s, ETA).
-        threads: the CPU threads a shard's calls split across (``PROCGEN_NB_THREADS``
+        threads: the CPU threads a shard's calls split across (``_threads.threads_override``
             while it runs; None: as the process has it). 1 by default: a shard builds its
             generator and calls it once, and a first call's parts run one after the other
             (measured: a 2-thread shard costs 1.5x the CPU of a 1-thread one and takes

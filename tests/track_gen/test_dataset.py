@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from procgen_nb.errors import ParamsError
-from procgen_nb.track_gen import dataset, presets
+from procgen_nb.track_gen import _threads, dataset, presets
 
 CONFIG = {"generator": "polar", "num_points": 48, "seed": 11, "epoch": 2}
 COUNT, SHARD = 40, 12  # 4 shards, the last one short
@@ -188,11 +188,12 @@ def test_bad_arguments_are_refused(tmp_path, kwargs, match):
 def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
     tmp_path, reference, monkeypatch, threads
 ):
-    seen = []
+    seen, env = [], []
     real = dataset.shard_bytes
 
     def spy(*args, **kwargs):
-        seen.append(os.environ.get("PROCGEN_NB_THREADS"))
+        seen.append(str(_threads.threads_wanted()))  # what the shard's calls split across
+        env.append(os.environ.get("PROCGEN_NB_THREADS"))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dataset, "shard_bytes", spy)
@@ -210,6 +211,7 @@ def test_a_shard_runs_on_the_threads_asked_and_the_bytes_do_not_change(
     seen.clear()
     dataset.write(CONFIG, COUNT, tmp_path / "default", SHARD, progress=False)
     assert set(seen) == {"1"}  # by default a shard runs on one thread
+    assert set(env) == {"3"}  # the process environment is never changed for a shard
 
 
 def test_a_task_makes_several_shards_when_there_are_many():
