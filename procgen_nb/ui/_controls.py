@@ -3,15 +3,27 @@
 =====================================  ============================================
 Field                                  Control (one per lane of a tuple field)
 =====================================  ============================================
-named ``seed`` or ``epoch``            ``IntText``
+named ``seed`` or ``epoch``            ``IntBox`` (text the kernel reads as an integer)
 ``choices`` with at most 3 values      ``ToggleButtons``
 ``choices`` with more                  ``Dropdown``
 ``bool``                               ``Checkbox``
-``int`` with a slider range            ``IntSlider`` over the soft bounds
-``float`` with a slider range          ``FloatSlider`` over the soft bounds
-``int`` / ``float`` otherwise          ``IntText`` / ``FloatText``
+``int`` with a slider range            ``IntSlider`` over the bounds
+``float`` with a slider range          ``FloatSlider`` over the bounds
+``int`` / ``float`` otherwise          ``IntBox`` / ``FloatText``
 ``str``                                ``Text``
 =====================================  ============================================
+
+A slider spans the field's bounds, so every value the Params accept can be set from the
+control and from Python; an end the bounds leave open is the soft bound's (the slider
+widens when a value past it is set), as HoloViz param uses softbounds. The step is
+chosen from the soft range (about 200 steps over it).
+
+No lost input: the kernel never writes a value back to the widget the browser is editing
+unless it refuses it. An edit the browser sends is rounded to the slider's decimals in the
+kernel only (the widget keeps what the browser sent: writing the rounded value back would
+overwrite the next key press, which the browser has already applied); ipywidgets' own echo
+protocol drops echoes of older values in the browser. A refused text stays as typed, with
+the message under it, until the next edit.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import ipywidgets as widgets
+import traitlets
 
 from ..params import Field
 
@@ -35,12 +48,49 @@ _DESCRIPTION_WIDTH = "140px"
 _ECHO_S = 3.0
 
 
+class _TextOrInt(traitlets.Unicode):
+    """A text trait that takes an integer from Python as its decimal text."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        return super().validate(obj, value)
+
+
+class IntBox(widgets.Text):
+    """A text box for an integer: the browser sends what was typed, the kernel reads it
+    (``ipywidgets.IntText`` drops ``.`` and ``e`` as they are typed, so ``3.7`` became
+    ``37``). Python may assign an int (shown as its text)."""
+
+    value = _TextOrInt("", help="the text shown (an int assigned becomes its text)").tag(sync=True)
+
+
+def parse_int(text: Any) -> int | None:
+    """Returns the integer ``text`` writes (``" 12 "``, ``"-3"``, ``"+4"``), None for
+    anything else (``"3.7"``, ``"1e3"``, ``""``)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return int(text)
+    t = str(text).strip()
+    body = t[1:] if t[:1] in "+-" else t
+    return int(t) if body.isascii() and body.isdigit() else None
+
+
+def slider_span(field: Field) -> tuple[Any, Any] | None:
+    """Returns the (min, max) of a field's slider: its bounds, an open end the soft
+    bound's; None when the field has no slider range."""
+    soft = field.slider_range
+    if soft is None:
+        return None
+    b = field.bounds or (None, None)
+    return (soft[0] if b[0] is None else b[0], soft[1] if b[1] is None else b[1])
+
+
 def control_class(field: Field) -> type[widgets.Widget]:
     """Returns the ipywidgets class one lane of ``field`` is edited with."""
     typ = field.scalar_type
     short = field.name.rsplit(".", 1)[-1]
     if short in _INT_BOX_NAMES and typ is int:
-        return widgets.IntText
+        return IntBox
     if field.choices is not None:
         return widgets.ToggleButtons if len(field.choices) <= 3 else widgets.Dropdown
     if typ is bool:
@@ -48,7 +98,7 @@ def control_class(field: Field) -> type[widgets.Widget]:
     if typ in (int, float) and field.slider_range is not None:
         return widgets.IntSlider if typ is int else widgets.FloatSlider
     if typ is int:
-        return widgets.IntText
+        return IntBox
     if typ is float:
         return widgets.FloatText
     return widgets.Text
@@ -117,12 +167,14 @@ class FieldControl:
     """The widgets editing one field: one per lane, in ``box`` with the field's label.
 
     A control is exact: it holds the value in effect (``get()``), shows it without
-    changing it (a float slider's step and readout are chosen so that its soft ends, the
-    default and the value lie on the grid), and reports only what a person changed: a
-    value coming back from the browser within half a step of the one in effect (a slider
-    snapping it) is not an edit, nor is one the kernel showed earlier and replaced within
-    the last few seconds (a late echo: it is shown the value in effect again); an edit is
-    rounded to the slider's decimals.
+    changing it (a float slider's step and readout are chosen so that its ends, the soft
+    ends, the default and the value lie on the grid), and reports only what a person
+    changed: a value coming back from the browser within half a step of the one in effect
+    (a slider snapping it) is not an edit; an edit is rounded to the slider's decimals in
+    the kernel and never written back (the browser may already show a newer one). A
+    slider that reports while dragged (``continuous_update``) also sends back values it
+    is shown: for it, a value the kernel showed and replaced within the last few seconds
+    is taken for a late echo, not an edit.
 
     Args:
         field: the declaration.
@@ -145,6 +197,7 @@ class FieldControl:
         self.field = field
         self._quiet = False
         self._on_change = on_change
+        self._continuous = continuous_update
         #: values the browser sent for this control (an edit, or a slider showing a value)
         self.browser_values = 0
         self._kernel_set: list[list[tuple[Any, float]]] = [[] for _ in range(field.lanes)]
@@ -152,6 +205,8 @@ class FieldControl:
         lanes = field.lanes
         values = tuple(value) if lanes > 1 else (value,)
         self._values = list(values)
+        #: per lane, the text a person typed that was refused (shown as typed), or None
+        self.refused: list[str | None] = [None] * lanes
         text = label_of(field, label)
         self.tooltip = tooltip_of(field)
         self.widgets: tuple[widgets.Widget, ...] = tuple(
@@ -172,6 +227,7 @@ class FieldControl:
             row = widgets.HBox([head, *self.widgets])
         self.box = widgets.VBox([row, self.message], layout=widgets.Layout(width="100%"))
         self.box.add_class("procgen-control")
+        self.box.add_class("procgen-control-" + readable(field.name).replace(" ", "-"))
 
     def _make(self, cls: type, value: Any, text: str, continuous: bool) -> widgets.Widget:
         f = self.field
@@ -187,11 +243,11 @@ class FieldControl:
             if cls is widgets.ToggleButtons:
                 kw["style"]["button_width"] = "auto"
         elif cls in (widgets.IntSlider, widgets.FloatSlider):
-            lo, hi = f.slider_range
+            lo, hi = slider_span(f)
             lo, hi = min(lo, value), max(hi, value)
             kw.update(min=lo, max=hi, continuous_update=continuous)
             if cls is widgets.FloatSlider:
-                step, d = float_grid(f, value)
+                step, d = float_grid(f, value, lo, hi)
                 kw.update(step=step, readout_format=f".{d}f")
             else:
                 kw.update(step=max(1, int(f.step or 1)))
@@ -199,6 +255,9 @@ class FieldControl:
             kw["step"] = None
         elif cls is widgets.Checkbox:
             kw["indent"] = False
+        elif cls is IntBox:
+            kw["continuous_update"] = False  # sent on Enter or when it loses focus
+            value = str(value)
         return cls(value=value, **kw)
 
     def get(self) -> Any:
@@ -207,30 +266,54 @@ class FieldControl:
         return vals if self.field.lanes > 1 else vals[0]
 
     def shown(self) -> Any:
-        """Returns what the widgets show (a slider may show a value rounded to its step)."""
+        """Returns what the widgets show (a slider may show a value rounded to its step;
+        an integer box its text)."""
         vals = tuple(w.value for w in self.widgets)
         return vals if self.field.lanes > 1 else vals[0]
 
+    def shows(self, value: Any) -> bool:
+        """Whether the control holds ``value`` and shows it: a slider within half a step
+        (what the browser sent), an integer box its text, or a refused text as typed."""
+        values = tuple(value) if self.field.lanes > 1 else (value,)
+        if list(values) != self._values:
+            return False
+        for lane, (w, v) in enumerate(zip(self.widgets, values, strict=True)):
+            if self.refused[lane] is not None:
+                continue  # the refused text stays as typed until the next edit
+            if isinstance(w, IntBox):
+                if parse_int(w.value) != v:
+                    return False
+            elif isinstance(w, widgets.FloatSlider) and isinstance(v, int | float):
+                if not abs(float(w.value) - float(v)) < w.step / 2:
+                    return False
+            elif w.value != v:
+                return False
+        return True
+
     def set(self, value: Any) -> None:
         """Shows ``value`` without reporting it as an edit (a slider widens, and its step
-        gets finer, to show it exactly)."""
+        gets finer, to show it exactly); a refused text is cleared."""
         values = tuple(value) if self.field.lanes > 1 else (value,)
         for lane, v in enumerate(values):
             if v != self._values[lane]:  # a new value from Python, not a re-show
                 self._remember(lane, v)
         self._values = list(values)
+        self.refused = [None] * self.field.lanes
         with self.quiet():
             for w, v in zip(self.widgets, values, strict=True):
-                if isinstance(w, widgets.IntSlider | widgets.FloatSlider):
-                    if v < w.min:
-                        w.min = v
-                    if v > w.max:
-                        w.max = v
-                    if isinstance(w, widgets.FloatSlider):
-                        step, d = float_grid(self.field, v, w.min, w.max)
-                        if step < w.step:
-                            w.step, w.readout_format = step, f".{d}f"
-                w.value = v
+                # one message: min, max, step and value together (a browser seeing a new
+                # range before its value would clamp the value it shows)
+                with w.hold_sync():
+                    if isinstance(w, widgets.IntSlider | widgets.FloatSlider):
+                        if v < w.min:
+                            w.min = v
+                        if v > w.max:
+                            w.max = v
+                        if isinstance(w, widgets.FloatSlider):
+                            step, d = float_grid(self.field, v, w.min, w.max)
+                            if step < w.step:
+                                w.step, w.readout_format = step, f".{d}f"
+                    w.value = str(v) if isinstance(w, IntBox) else v
 
     def _remember(self, lane: int, value: Any) -> None:
         self._kernel_set[lane].append((value, time.monotonic()))
@@ -238,6 +321,8 @@ class FieldControl:
 
     def _stale_echo(self, lane: int, value: Any) -> bool:
         w = self.widgets[lane]
+        if not getattr(w, "continuous_update", False):
+            return False  # it sends only what a person did: never an echo
         tol = w.step / 2 if isinstance(w, widgets.FloatSlider) else 0
         now = time.monotonic()
         for v, t in self._kernel_set[lane][:-1]:
@@ -263,6 +348,15 @@ class FieldControl:
         finally:
             self._quiet = old
 
+    def refuse(self, lane: int, text: str) -> None:
+        """Keeps a refused text as typed in lane ``lane`` (the value in effect stays)."""
+        self.refused[lane] = text
+
+    def keep(self, value: Any) -> None:
+        """Holds ``value`` as the value in effect without writing to the widgets (a
+        refused text stays as typed)."""
+        self._values = list(value) if self.field.lanes > 1 else [value]
+
     def _changed(self, lane: int, change: dict[str, Any]) -> None:
         w, new = self.widgets[lane], change["new"]
         from_browser = not self._quiet and "value" in getattr(w, "_property_lock", {})
@@ -273,9 +367,25 @@ class FieldControl:
         if self._quiet:
             return
         cur = self._values[lane]
+        if isinstance(w, IntBox):
+            value = parse_int(new)
+            if value is None:  # refused as typed: the message says why, the text stays
+                self.refused[lane] = str(new)
+                if self._on_change is not None:
+                    self._on_change(self, lane=lane, text=str(new))
+                return
+            was_refused, self.refused[lane] = self.refused[lane] is not None, None
+            if value == cur and not was_refused:
+                return
+            self._values[lane] = value
+            if self._on_change is not None:
+                self._on_change(self, lane=lane)
+            return
+        self.refused[lane] = None
         if from_browser and new != cur and self._stale_echo(lane, new):
-            # the browser sent back a value the kernel showed before the one in effect (it
-            # had not seen the newer one yet): not an edit; show the value in effect again
+            # a continuous slider sent back a value the kernel showed before the one in
+            # effect (it had not seen the newer one yet): not an edit; show the value in
+            # effect again
             with self.quiet():
                 w.value = cur
             return

@@ -18,7 +18,7 @@ import traitlets
 
 from ..errors import ParamsError
 from ..params import Params
-from ._controls import FieldControl, label_of, readable
+from ._controls import FieldControl, IntBox, label_of, readable
 
 
 class ParamsForm(widgets.VBox):
@@ -145,32 +145,57 @@ class ParamsForm(widgets.VBox):
     def _show_value(self, change: dict[str, Any]) -> None:
         values = change["new"].to_dict()
         for name, ctl in self.controls.items():
-            if ctl.get() != values[name] or ctl.shown() != values[name]:
+            # a control showing the value (a slider within half a step of what the
+            # browser sent, a refused text as typed) is left as it is: writing to it
+            # would overwrite an edit the browser made since
+            if not ctl.shows(values[name]):
                 ctl.set(values[name])
 
     @traitlets.observe("error")
     def _show_error(self, change: dict[str, Any]) -> None:
         text = change["new"]
+        if self.__dict__.get("_control_error"):
+            text = ""  # shown under its control: once
         self._error_line.value = (
             f'<span style="color:#b00020">{html.escape(text)}</span>' if text else ""
         )
 
     # -- edits --------------------------------------------------------------------------
-    def _edited(self, ctl: FieldControl) -> None:
+    def _edited(self, ctl: FieldControl, lane: int | None = None, text: str | None = None) -> None:
         name = ctl.field.name
-        wanted = ctl.get()
+        wanted: Any = ctl.get()
+        if text is not None:  # lane ``lane`` holds a text that is no number: refuse it as typed
+            lanes = list(wanted) if ctl.field.lanes > 1 else [wanted]
+            lanes[lane or 0] = text
+            wanted = tuple(lanes) if ctl.field.lanes > 1 else text
         try:
             new = self.value.replace(**{name: wanted})
         except ParamsError as exc:
+            # the message once, under the control (the error line is for refusals that
+            # belong to no control); a text box keeps what was typed, other controls go
+            # back to the value in effect
+            self._control_error = True
             self.error = str(exc)
-            ctl.show_message(in_words(ctl, wanted, str(exc)))
-            ctl.set(self.value.to_dict()[name])
+            shown = text if text is not None else _lane_text(ctl, wanted, lane)
+            ctl.show_message(in_words(ctl, shown, str(exc)))
+            good = self.value.to_dict()[name]
+            if lane is not None and isinstance(ctl.widgets[lane], IntBox):
+                ctl.refuse(lane, str(ctl.widgets[lane].value))
+                ctl.keep(good)
+            else:
+                ctl.set(good)
             return
+        self._control_error = False
         self.error = ""
         for c in self.controls.values():
             if c.text or c.message.value:  # one already clear stays as it is (no trait set)
                 c.show_message("")
         self.value = new
+
+    @property
+    def refused(self) -> bool:
+        """Whether a control shows a refused value (its message under it)."""
+        return any(c.text for c in self.controls.values())
 
     @property
     def browser_values(self) -> int:
@@ -184,6 +209,7 @@ class ParamsForm(widgets.VBox):
         if name in self.controls:
             self.controls[name].show_message(text)
         else:
+            self._control_error = False
             self.error = text
 
     def message(self, name: str) -> str:
@@ -212,12 +238,24 @@ class ParamsForm(widgets.VBox):
 
 def in_words(ctl: FieldControl, value: Any, message: str) -> str:
     """Returns a refusal in the person's words: the control's label, the value, what is
-    accepted (the refusal's "expected ..." part)."""
-    label = label_of(ctl.field, readable(ctl.field.name))
+    accepted (the refusal's "expected ..." part, with the bounds when it names only the
+    type)."""
+    f = ctl.field
+    label = label_of(f, readable(f.name))
     expected = message.split(": ", 1)[-1] if ": expected" in message else message
     expected = expected.rsplit(", got ", 1)[0]
     expected = expected.removeprefix("expected ")
+    if expected in ("an integer", "a number") and f.bounds is not None:
+        lo, hi = f.bounds
+        expected += f" in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
     return f"{label}: {value!r} is not accepted; accepted: {expected}"
+
+
+def _lane_text(ctl: FieldControl, wanted: Any, lane: int | None) -> Any:
+    """The value wanted in the lane edited (the whole value for a scalar field)."""
+    if ctl.field.lanes > 1 and lane is not None:
+        return wanted[lane]
+    return wanted
 
 
 def _common_prefix(names: Sequence[str], head: str) -> str:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from procgen_nb.params import Field, Params, params_class
 from procgen_nb.ui import control_class, params_form
+from procgen_nb.ui._controls import IntBox, parse_int
 
 
 class Knobs(Params):
@@ -30,14 +31,14 @@ EXPECTED = {
     "lobes": widgets.IntSlider,
     "jitter": widgets.FloatSlider,
     "scale": widgets.FloatText,
-    "count": widgets.IntText,
+    "count": IntBox,
     "mode": widgets.ToggleButtons,
     "kind": widgets.Dropdown,
     "closed": widgets.Checkbox,
     "center": widgets.FloatSlider,
-    "size": widgets.IntText,
-    "seed": widgets.IntText,
-    "epoch": widgets.IntText,
+    "size": IntBox,
+    "seed": IntBox,
+    "epoch": IntBox,
     "label": widgets.Text,
 }
 
@@ -52,10 +53,14 @@ def test_control_per_field_kind(name):
         assert type(w) is EXPECTED[name]
 
 
-def test_slider_spans_soft_bounds_and_starts_at_the_value():
+def test_slider_spans_the_bounds_and_starts_at_the_value():
+    """The slider's range is the field's bounds (0..1), not its soft range (0..0.5): any
+    value the Params accept can be set from the control; the step comes from the soft
+    range (about 200 steps over it)."""
     form = params_form(Knobs(jitter=0.3))
     s = form.widget("jitter")
-    assert (s.min, s.max, s.value) == (0.0, 0.5, 0.3)
+    assert (s.min, s.max, s.value) == (0.0, 1.0, 0.3)
+    assert s.step <= 0.5 / 200
     # exact: the value lies on the slider's grid, and the readout writes it as it is
     k = (s.value - s.min) / s.step
     assert abs(k - round(k)) < 1e-9 and (s.max - s.min) / s.step >= 100
@@ -65,10 +70,17 @@ def test_slider_spans_soft_bounds_and_starts_at_the_value():
 
 
 def test_value_outside_soft_bounds_widens_the_slider():
+    """Past the soft range but inside the bounds: the slider (over the bounds) shows it;
+    past an open end (the soft bound's): the slider widens to it."""
     form = params_form(Knobs(jitter=0.9))
     s = form.widget("jitter")
-    assert s.value == 0.9 and s.max == 0.9
-    assert form.value.jitter == 0.9
+    assert s.value == 0.9 and s.max == 1.0 and form.value.jitter == 0.9
+    cls = params_class("G", {"reach": Field(2.0, bounds=(0.0, None), soft=(0.0, 5.0))}, "g")
+    form = params_form(cls(reach=40.0))
+    s = form.widget("reach")
+    assert (s.min, s.max, s.value) == (0.0, 40.0, 40.0) and form.value.reach == 40.0
+    form.value = {"reach": 70.0}
+    assert (s.max, s.value) == (70.0, 70.0)
 
 
 def test_tooltip_and_unit_in_label():
@@ -129,13 +141,14 @@ def test_any_declaration_gets_a_control_that_round_trips(specs):
             "int": widgets.IntSlider,
             "float": widgets.FloatSlider,
             "floatbox": widgets.FloatText,
-            "intbox": widgets.IntText,
+            "intbox": IntBox,
             "bool": widgets.Checkbox,
             "choice": widgets.ToggleButtons if len(f.choices or ()) <= 3 else widgets.Dropdown,
         }[kind]
         assert type(w) is want
         assert control_class(cls.fields()[f"f{i}"]) is want
-        assert w.value == cls.fields()[f"f{i}"].default
+        shown = parse_int(w.value) if isinstance(w, IntBox) else w.value
+        assert shown == cls.fields()[f"f{i}"].default
     assert form.value == cls()
 
 
@@ -227,9 +240,11 @@ def _from_browser(w, value):
 def test_a_late_echo_of_an_earlier_value_is_not_an_edit():
     """The issue's 03 case: the kernel shows 0.3 then 1.0; the browser, behind, sends 0.3
     back. The value in effect stays 1.0, nothing is reported, the widget shows 1.0 again;
-    a value the kernel never showed is an edit."""
+    a value the kernel never showed is an edit. Only a slider that reports while dragged
+    sends back what it is shown (one that reports on release sends only a person's
+    edits, and each is one: the next test)."""
     cls = params_class("G", {"x": Field(0.6, bounds=(0.2, 1.2))}, "g")
-    form = params_form(cls)
+    form = params_form(cls, continuous_update=True)
     seen = []
     form.observe(lambda c: seen.append(c["new"].x), names="value")
     w = form.widget("x")

@@ -13,6 +13,7 @@ from procgen_nb.track_gen import presets
 from procgen_nb.track_gen.config import ValidityParams
 from procgen_nb.track_gen.plugin import GeneratorSpec, registry
 from procgen_nb.ui import TrackTarget, explore
+from procgen_nb.ui._controls import IntBox
 
 
 def _reference(**kw):
@@ -38,11 +39,12 @@ def test_polar_controls(polar):
     f = polar.form
     assert list(f.controls)[:3] == ["lobes", "radius_jitter", "min_radius"]
     assert isinstance(f.widget("lobes"), widgets.IntSlider)
-    assert (f.widget("lobes").min, f.widget("lobes").max) == (3, 24)
+    # the Params bounds (3, 64), not the soft range (3, 24): lobes=40 can be set
+    assert (f.widget("lobes").min, f.widget("lobes").max) == (3, 64)
     assert isinstance(f.widget("radius_jitter"), widgets.FloatSlider)
     assert isinstance(f.widget("track_width"), widgets.FloatSlider)
-    assert isinstance(f.widget("seed"), widgets.IntText)
-    assert isinstance(f.widget("epoch"), widgets.IntText)
+    assert isinstance(f.widget("seed"), IntBox)
+    assert isinstance(f.widget("epoch"), IntBox)
     assert isinstance(f.widget("num_envs"), widgets.IntSlider)
     assert f.widget("lobes").tooltip.startswith("lobes — control radii around the turn")
     assert f.widget("radius_jitter").description == "radius jitter [x radius]"

@@ -12,6 +12,7 @@ from procgen_nb.errors import ParamsError
 from procgen_nb.graph import node
 from procgen_nb.params import Field, Params
 from procgen_nb.ui import graph_form, params_form
+from procgen_nb.ui._controls import IntBox, parse_int
 
 
 class Knobs(Params):
@@ -47,10 +48,21 @@ def test_refused_value_shows_in_form_and_keeps_last_valid():
     box = form.widget("count")
     box.value = -2
     assert form.value.count == 9
-    assert box.value == 9
+    # the text stays as typed, the message shows once: under the control, not on the
+    # form's error line as well
+    assert box.value == "-2"
     assert form.error == "Knobs.count: expected a value in [0, None], got -2"
-    assert "expected a value in [0, None], got -2" in form._error_line.value
+    assert form._error_line.value == ""
+    assert (
+        form.controls["count"].text == "count: -2 is not accepted; accepted: a value in [0, None]"
+    )
     assert seen == []
+    for typed in ("3.7", "1e3", "12x", ""):  # never rewritten (IntText made 3.7 into 37)
+        box.value = typed
+        assert box.value == typed and form.value.count == 9
+        text = form.controls["count"].text
+        assert text == f"count: {typed!r} is not accepted; accepted: an integer in [0, inf]"
+        assert form.message("count").count("not accepted") == 1
     box.value = 11
     assert form.value.count == 11
     assert form.error == "" and form._error_line.value == ""
@@ -75,7 +87,7 @@ def test_assigning_value_updates_controls():
     assert form.widget("center", 0).value == 0.25
     form.value = {"seed": 12}
     assert form.value == Knobs(lobes=9, jitter=0.75, center=(0.25, 0.5), seed=12)
-    assert form.widget("seed").value == 12
+    assert form.widget("seed").value == "12"
 
 
 def test_assigning_a_refused_value_raises_and_keeps_the_form():
@@ -110,12 +122,14 @@ def test_form_state_matches_params_constructor(lobes, jitter, count):
         before = getattr(form.value, name)
         w = form.widget(name)
         w.value = v
-        shown = w.value
+        shown = parse_int(w.value) if isinstance(w, IntBox) else w.value
         step = getattr(w, "step", None)
-        if isinstance(shown, float) and step and abs(shown - before) <= step / 2:
+        if isinstance(shown, float) and step and abs(shown - before) < step / 2:
             # within half a step of the value in effect: a slider's echo, not an edit
             w.value = before
             continue
+        if isinstance(w, widgets.FloatSlider):  # an edit holds the slider's decimals
+            shown = round(shown, int(w.readout_format[1:-1]))
         try:
             Knobs(**{**expect, name: shown})
             expect[name] = shown
@@ -123,7 +137,13 @@ def test_form_state_matches_params_constructor(lobes, jitter, count):
             pass
     assert form.value == Knobs(**expect)
     for name in ("count", "lobes", "jitter"):
-        assert form.widget(name).value == getattr(form.value, name)
+        w, v = form.widget(name), getattr(form.value, name)
+        if isinstance(w, IntBox):  # a refused text stays as typed, else the value's text
+            assert w.value == (str(count) if name not in expect and count != 4 else str(v))
+        elif isinstance(w, widgets.FloatSlider):  # it shows what was set, within half a step
+            assert abs(w.value - v) < w.step / 2
+        else:
+            assert w.value == v
 
 
 @node(
