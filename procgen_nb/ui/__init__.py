@@ -10,22 +10,30 @@
   digests is polled (``DigestPoller``, every 0.5 s while shown) and cooks when one moves;
   a track generator's view has a sweep mode (``SweepPanel``: ``track_gen.sweep`` of one
   field over its range, drawn as curves).
+- the view's tools: ``view.update(**fields)``, ``undo``/``redo``/``history``,
+  ``save(path)`` and ``explore(target, params=path or dict)``, named presets
+  (``Presets``: a folder of such files), ``pin``/``unpin``/``pinned`` (compare),
+  ``select(i)``/``selected`` (the env clicked: its seed, epoch and code), ``result`` (the
+  TrackResult drawn), ``play``/``record`` (a field's values in order; a GIF or MP4), and a
+  graph's node diagram (each node's state and time in the last cook).
 """
 
 from __future__ import annotations
 
-from ._controls import FieldControl, control_class
+from ._controls import FieldControl, IntBox, control_class
 from .canvas import TrackCanvas, env_metrics
 from .clipboard import CopyButton
 from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
 from .frame import Frame, Gates, ReportRow, frame_from, read_outputs, report_rows
 from .graph_target import GraphTarget
+from .history import History, Presets, load_values, save_values
 from .kernel_form import KernelForm, kernel_form
 from .poll import DigestPoller
 from .sweep_panel import SweepPanel
 from .target import FunctionTarget, Target
 from .targets import as_target
+from .timeline import PlayControl, Selection
 from .track_target import TrackTarget
 from .view import ExploreView, explore
 from .worker import CookLoop
@@ -41,9 +49,14 @@ __all__ = [
     "FunctionTarget",
     "Gates",
     "GraphTarget",
+    "History",
+    "IntBox",
     "KernelForm",
     "ParamsForm",
+    "PlayControl",
+    "Presets",
     "ReportRow",
+    "Selection",
     "SweepPanel",
     "Target",
     "TrackCanvas",
@@ -56,7 +69,9 @@ __all__ = [
     "frame_from",
     "graph_form",
     "kernel_form",
+    "load_values",
     "params_form",
     "read_outputs",
     "report_rows",
+    "save_values",
 ]

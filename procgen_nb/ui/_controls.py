@@ -118,8 +118,13 @@ def label_of(field: Field, name: str | None = None) -> str:
 
 
 def tooltip_of(field: Field, name: str | None = None) -> str:
-    """Returns the tooltip of a field's control: its name, its doc, its accepted range."""
-    parts = [name if name is not None else field.name]
+    """Returns the tooltip of a field's control: its full label (a long one is cut where
+    it is shown), its name when the label spells it otherwise, its doc, its accepted range."""
+    key = name if name is not None else field.name
+    head = label_of(field, key)
+    if readable(key) != key:
+        head += f" ({key})"
+    parts = [head]
     if field.doc:
         parts.append(field.doc)
     if field.bounds is not None:

@@ -5,7 +5,8 @@ centerlines, validity, per-env reasons, gates and point clouds travel as binary 
 (float32 / int32 bytes, no PNG, no JSON lists), the counts beside them in the same state
 update (``hold_sync``). The per-env metrics the hover shows are measured when the browser
 first asks for a picture's (the first hover after it arrives): the picture never waits for
-them. The only message the front end sends is that request; it sends no value. The front end draws a grid of small multiples at the device
+them. The front end sends that request, the env a person clicks (``on_select``) and whether
+the picture can be seen; it sends no control value. The front end draws a grid of small multiples at the device
 pixel ratio (env index, valid/invalid colour, start and direction, numbered gates), shows
 an env's metrics on hover, draws one env large on click (drag pans, the wheel zooms,
 Escape goes back), and sizes itself to its container. It sends no value back to the kernel.
@@ -138,12 +139,18 @@ class TrackCanvas(anywidget.AnyWidget):
     track_width = traitlets.Float(0.0).tag(sync=True)
     timing = traitlets.Dict().tag(sync=True)
     metrics_seq = traitlets.Int(0).tag(sync=True)
+    pin_envs = traitlets.Int(0).tag(sync=True)
+    pin_points = traitlets.Int(0).tag(sync=True)
+    pin_tracks = traitlets.Bytes(b"").tag(sync=True)
+    pin_counts = traitlets.List().tag(sync=True)
+    selected = traitlets.Int(-1).tag(sync=True)
 
     def __init__(self, *, max_envs: int = 64, **kwargs: Any):
         super().__init__(**kwargs)
         self.max_envs = max_envs
         self.visible = True  # until the front end says the picture cannot be seen
         self._visibility: list[Any] = []
+        self._select: list[Any] = []
         self._seen_by: set[Any] = set()  # the front-end views that report it can be seen
         self.on_msg(self._on_message)
 
@@ -152,6 +159,29 @@ class TrackCanvas(anywidget.AnyWidget):
         hidden (scrolled out of view, another tab, its output removed); displayed more
         than once, the picture is visible while any of its views is."""
         self._visibility.append(callback)
+
+    def on_select(self, callback: Any) -> None:
+        """Calls ``callback(env)`` when a person clicks env ``env`` in the browser."""
+        self._select.append(callback)
+
+    def pin(self, frame: Frame | None) -> None:
+        """Draws ``frame``'s tracks faintly behind the next pictures, its counts beside
+        theirs (None: none)."""
+        with self.hold_sync():
+            if frame is None or frame.tracks is None:
+                self.pin_envs, self.pin_points, self.pin_tracks = 0, 0, b""
+            else:
+                t = np.asarray(frame.tracks[..., :2], dtype=np.float32)
+                self.pin_envs, self.pin_points, self.pin_tracks = t.shape[0], t.shape[1], _f32(t)
+            self.pin_counts = (
+                [] if frame is None else [[k, _plain(v)] for k, v in frame.counts.items()]
+            )
+
+    def ungrey(self) -> None:
+        """Shows the picture as current again (what greyed it is cleared)."""
+        with self.hold_sync():
+            self.stale = False
+            self.message = ""
 
     def __repr__(self) -> str:
         return f"TrackCanvas(envs={self.envs}, shown={self.shown})"
@@ -243,6 +273,11 @@ class TrackCanvas(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("type") == "metrics":
             seq = content.get("seq")
             self.send_metrics(seq if isinstance(seq, int) else None)
+        elif isinstance(content, dict) and content.get("type") == "select":
+            env = content.get("env")
+            if isinstance(env, int) and not isinstance(env, bool):
+                for callback in list(self._select):
+                    callback(env)
         elif isinstance(content, dict) and content.get("type") == "visibility":
             # one widget can be displayed several times: seen while any of its views is
             view = content.get("view")

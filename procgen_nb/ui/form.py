@@ -175,9 +175,9 @@ class ParamsForm(widgets.VBox):
             # belong to no control); a text box keeps what was typed, other controls go
             # back to the value in effect
             self._control_error = True
-            self.error = str(exc)
             shown = text if text is not None else _lane_text(ctl, wanted, lane)
             ctl.show_message(in_words(ctl, shown, str(exc)))
+            self.error = str(exc)  # after the message: observers see the control refused
             good = self.value.to_dict()[name]
             if lane is not None and isinstance(ctl.widgets[lane], IntBox):
                 ctl.refuse(lane, str(ctl.widgets[lane].value))
@@ -211,6 +211,10 @@ class ParamsForm(widgets.VBox):
         else:
             self._control_error = False
             self.error = text
+
+    def message_text(self) -> str:
+        """The first message under a control, else the form's error ("" when none)."""
+        return next((c.text for c in self.controls.values() if c.text), self.error)
 
     def message(self, name: str) -> str:
         """Returns the message under the control of ``name`` ("" when none)."""

@@ -91,6 +91,7 @@ class GraphTarget(Target):
             or (self._sent[k] != v if k in self._sent else shown.get(k) != v)
         }
         result, ms, tr = _timed(lambda: self.graph.cook(params=given))
+        self.result = result
         self._sent = values
         progress(0.85, "reading back")
         outputs = dict(getattr(result, "outputs", {}) or {})

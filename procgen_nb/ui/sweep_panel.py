@@ -304,4 +304,16 @@ def _plot_png(res: Any) -> bytes:
     fig = plot.new_figure(7.5, 2.4 * (1 + (len(shown) + 2) // 3), 72)
     fig.set_layout_engine("constrained")
     res.plot(metrics=shown, fig=fig)
+    legible_legends(fig)
     return plot.figure_png(fig)
+
+
+def legible_legends(fig: Any) -> None:
+    """Redraws each axes' legend at its axis labels' size on a nearly opaque background,
+    where it hides the fewest points (``loc="best"``)."""
+    for ax in fig.axes:
+        if ax.get_legend() is None:
+            continue
+        handles, labels = ax.get_legend_handles_labels()
+        size = max(ax.xaxis.label.get_size(), ax.yaxis.label.get_size())
+        ax.legend(handles, labels, fontsize=size, loc="best", framealpha=0.92, facecolor="white")

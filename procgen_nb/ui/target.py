@@ -45,6 +45,8 @@ class Target(abc.ABC):
     name: str = ""
     params_class: type[Params]
     group: bool = False
+    #: what the last cook returned (a TrackResult, a graph's cook result, ...), or None
+    result: Any = None
 
     @property
     def initial(self) -> Params:
@@ -99,6 +101,12 @@ class Target(abc.ABC):
         """What moved since the last cook (nodes whose digest moved); nothing cooks."""
         return []
 
+    def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
+        """Returns (seed, epoch, code) of env ``env`` of a cook of ``params``: the code
+        cooks ``params`` and picks that env (a target that can rebuild one env alone says
+        so: ``TrackTarget``)."""
+        return None, None, self.code(params) + f"# the env you clicked: index {env} of the batch\n"
+
     def width(self, params: Params) -> float | None:
         """The track width of ``params`` (the clearance the hover shows), or None."""
         w = params.to_dict().get("track_width")
@@ -142,6 +150,7 @@ class FunctionTarget(Target):
     def cook(self, params: Params, progress: Progress = _no_progress) -> Frame:
         progress(0.1, f"calling {self.name}")
         result, ms, tr = _timed(lambda: self.fn(params))
+        self.result = result
         progress(0.9, "reading back")
         report = report_rows(_report_of(result)) or (
             ReportRow(self.name, ms, tr.launches, tr.readbacks, tr.builds, tr.uploads, tr.waits),

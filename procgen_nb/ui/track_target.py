@@ -285,6 +285,7 @@ class TrackTarget(Target):
             m1 = _mark(total)
             progress(0.6, "generating")
             result = self._gen.generate(epoch=shared.get("epoch"))
+            self.result = result
             m2 = _mark(total)
             progress(0.85, "reading back")
             data = _read_result(result)
@@ -319,6 +320,19 @@ class TrackTarget(Target):
                 self.reason_labels()
             frame.counts.update(reason_counts(reason, self._labels, "invalid: "))
         return frame
+
+    def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
+        """Env ``env`` of a batch is env 0 of a batch of one at seed ``seed + env`` (the
+        same epoch and parameters): returns that seed, the epoch and its code."""
+        d = params.to_dict()
+        seed = int(d.get("seed", 0)) + int(env)
+        epoch = int(d.get("epoch", 0))
+        one = params.replace(**{k: v for k, v in (("num_envs", 1), ("seed", seed)) if k in d})
+        code = self.code(one).replace(
+            "result = generator.generate()\n",
+            f"result = generator.generate()  # env {env} of the batch you explored\n",
+        )
+        return seed, epoch, code
 
     def code(self, params: Params) -> str:
         own, validity, shared = self._split(params)

@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as widgets
@@ -48,12 +50,14 @@ import traitlets
 
 from ..errors import ProcgenError
 from ..params import Params
-from . import _render
+from . import _render, node_diagram
 from ._controls import label_of, readable
+from ._view_tools import ViewTools
 from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
+from .history import load_values
 from .poll import POLL_INTERVAL, DigestPoller, check_interval
 from .sweep_panel import SweepPanel
 from .targets import Target, as_target
@@ -70,13 +74,14 @@ def _no_progress(fraction: float, text: str) -> None:
 STATIC_WAIT_S = 20.0
 
 
-class ExploreView(widgets.Box):
+class ExploreView(ViewTools, widgets.Box):
     """Controls (a ``ParamsForm``) beside a live view of a target's cook.
 
     Args:
         target: what ``as_target`` accepts (a generator name, Stage, GeneratorSpec, graph,
             a function with ``params=``, or a ``Target``).
-        params: the Params class of a function target.
+        params: the Params class of a function target; for any target, a file
+            ``view.save`` wrote or a dict of values: the view opens with exactly those.
         min_interval: the least seconds between two cooks' starts (0: none; a change
             arriving during a cook replaces the queued one anyway).
         max_envs: draw at most this many envs (the view notes when it draws fewer).
@@ -117,10 +122,16 @@ class ExploreView(widgets.Box):
         **options: Any,
     ):
         self.poll_interval = check_interval("explore poll_interval", poll_interval, off=True)
+        start = None
+        if isinstance(params, str | os.PathLike | Mapping):  # saved values, or a dict
+            start, params = params, None
         self.target: Target = as_target(target, params, **options)
         self.poller: DigestPoller | None = None
         self.max_envs = max_envs
+        self.result: Any = None  # what the last good cook returned (a TrackResult, ...)
         self.form = self._make_form()
+        if start is not None:
+            self.form.value = load_values(start, self.target.params_class)
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
@@ -157,13 +168,15 @@ class ExploreView(widgets.Box):
         title = widgets.HTML(f"<b>{html.escape(self.target.name)}</b>")
         # the sweep section scrolls with the form: the view keeps its height
         self._extra = extra
-        self._form_box = widgets.VBox(
-            [self.form, *extra],
-            layout=widgets.Layout(max_height="420px", overflow="auto", flex="0 1 auto"),
-        )
+        # the form scrolls with the page; the picture beside it (or above it, in a narrow
+        # view) stays in view while the controls change (sticky: the view's CSS)
+        self._form_box = widgets.VBox([self.form, *extra], layout=widgets.Layout(flex="0 1 auto"))
+        self._form_box.add_class("procgen-form-box")
+        toolbar = self._init_tools()
         self._left = left = widgets.VBox(
             [
                 title,
+                toolbar,
                 self._form_box,
                 widgets.HBox([self.code_button, self.copy_note]),
                 self.code_area,
@@ -176,10 +189,14 @@ class ExploreView(widgets.Box):
         if self.sweep_panel is not None:
             self.sweep_panel.shows.observe(self._show_sweep, names="value")
         # the picture area: the canvas, or the last sweep's curves in its place
+        #: a graph's node diagram (each node's state and time in the last cook)
+        self.nodes = widgets.HTML("")
+        self.nodes.add_class("procgen-nodes-box")
         self._picture = right = widgets.VBox(
-            [self.canvas, report_box],
+            [self.canvas, self.nodes, report_box],
             layout=widgets.Layout(flex="1 1 420px", min_width="300px"),
         )
+        right.add_class("procgen-picture")
         super().__init__(
             [left, right],
             layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%"),
@@ -188,8 +205,10 @@ class ExploreView(widgets.Box):
         self._good: Params | None = None  # the values of the last cook that succeeded
         self._loop = CookLoop(self._cook, min_interval=min_interval)
         self.form.observe(self._changed, names="value")
+        self.form.observe(self._refused, names="error")
         self.canvas.on_visibility(self._shown)
-        self.code_button.text = self.code()
+        self.canvas.on_select(self._clicked)
+        self._show_code()
         if cook:
             self._loop.request(self.form.value)
 
@@ -208,14 +227,6 @@ class ExploreView(widgets.Box):
     def counts(self) -> dict[str, float]:
         """The counts of the last cooked frame ({} before the first)."""
         return dict(self.frame.counts) if self.frame is not None else {}
-
-    def set(self, **values: Any) -> None:
-        """Sets fields from Python; the controls show them and a cook is queued.
-
-        Raises:
-            ParamsError: for a refused value or an unknown field (nothing changes).
-        """
-        self.form.value = self.form.value.replace(**values)
 
     def wait(self, timeout: float = 120.0) -> Frame | None:
         """Waits until no cook is queued or running; returns the last frame.
@@ -270,7 +281,7 @@ class ExploreView(widgets.Box):
         poller = self.__dict__.get("poller")
         if poller is not None:
             poller.stop()
-        for name in ("form", "canvas", "report", "sweep_panel"):
+        for name in ("form", "canvas", "report", "sweep_panel", "play_control"):
             w = self.__dict__.get(name)
             if w is not None:
                 w.close()
@@ -316,6 +327,7 @@ class ExploreView(widgets.Box):
         """Shows a new form for the target's parameters (a cook found new ones)."""
         old, new = self.form, self._make_form()
         old.unobserve(self._changed, names="value")
+        old.unobserve(self._refused, names="error")
         self._browser_values_before = self.browser_values
         # the values in effect carry over, except a choice the new form no longer offers
         # (a cook that binds other columns changes the choices of a kernel's option)
@@ -328,14 +340,16 @@ class ExploreView(widgets.Box):
         with new.hold_trait_notifications():
             new.value = new.value.replace(**keep)
         new.observe(self._changed, names="value")
+        new.observe(self._refused, names="error")
         self.form = new
         self._form_box.children = (new, *self._extra)
-        self.code_button.text = self.code()
+        self._show_code()
 
     def _changed(self, change: dict[str, Any]) -> None:
         if change["new"] == change["old"] or getattr(self, "_reverting", False):
             return
-        self.code_button.text = self.code()  # what a click in the browser copies
+        self._record(change["new"])
+        self._show_code()
         problem = self.target.check(change["new"])
         if problem is not None:
             name, text = problem
@@ -354,6 +368,31 @@ class ExploreView(widgets.Box):
             if moved:
                 self.sweep_panel.follow(moved[0])
             self.sweep_panel.shows.value = "picture"  # the edit's picture
+
+    def _show_code(self) -> None:
+        """The code of the values in effect: what a click copies, the code box, and no
+        "copied" note (it spoke of earlier values)."""
+        code = self.code()
+        self.code_button.text = code
+        if self.code_area.value != code:
+            self.code_area.value = code
+        if self.copy_note.value:
+            self.copy_note.value = ""
+
+    def _refused(self, change: dict[str, Any]) -> None:
+        """A control holds a refused value: the picture and its counts grey (they show
+        the values in effect, not what the controls show); ungreyed once it is cleared."""
+        if change["new"] and self.form.refused:
+            self.canvas.grey(f"not cooked: {self.form.message_text()}")
+        elif not change["new"] and self.canvas.stale and not self.error:
+            self.canvas.ungrey()
+
+    def _clicked(self, env: int) -> None:
+        """A click on env ``env`` in the browser."""
+        try:
+            self.select(env)
+        except ProcgenError:
+            pass  # a click on a picture newer than the frame: nothing to select
 
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
@@ -404,12 +443,13 @@ class ExploreView(widgets.Box):
             good = self._good.to_dict()
             back = {n: good[n] for n in changed if n in now and n in good and now[n] == values[n]}
             if back:
+                self._retract(params)
                 self._reverting = True
                 try:
                     self.form.value = self.form.value.replace(**back)
                 finally:
                     self._reverting = False
-                self.code_button.text = self.code()
+                self._show_code()
 
     def _cook(self, params: Params) -> None:
         started = time.time() * 1e3
@@ -432,11 +472,14 @@ class ExploreView(widgets.Box):
             self.report.value = _render.report_html(frame)
         except Exception as exc:  # shown in the view, never raised into the notebook
             self._failed(params, exc)
+            self._show_nodes(None, str(exc))
         else:
             self.error = ""
             self.form.clear_messages()
             self._good = params
+            self.result = self.target.result
             self.frame = frame
+            self._show_nodes(frame)
             if self.target.refresh():
                 self._swap_form()
                 self._good = self.form.value
@@ -450,6 +493,19 @@ class ExploreView(widgets.Box):
                 self.progress.value = 1.0
                 self.progress.layout.visibility = "hidden"
             self.cooks += 1
+
+    def _show_nodes(self, frame: Frame | None, failure: str = "") -> None:
+        """A graph's node diagram: each node's state and time in the last cook."""
+        graph = getattr(self.target, "graph", None)
+        names = list(getattr(graph, "nodes", []) or [])
+        if not names:
+            return
+        rows = frame.report if frame is not None else ()
+        failed = node_diagram.failed_node(failure, names) if failure else None
+        if failure and failed is None:
+            failed = names[0]
+        states = node_diagram.node_states(names, rows, failed)
+        self.nodes.value = node_diagram.diagram_html(states, node_diagram.graph_edges(graph))
 
 
 def _reason_in_words(message: str) -> str:

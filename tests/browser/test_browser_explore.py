@@ -142,6 +142,9 @@ def test_views_are_drawn_and_showing_them_sends_nothing(session):
 
 
 def test_each_view_fits_1280x800_with_the_file_browser_open(session):
+    """No view is wider than the notebook; its picture (canvas, nodes, counts) is at most
+    the panel's height, so it can stay in view beside the form, which scrolls with the
+    page."""
     page, _ = session
     assert page.locator(".jp-FileBrowser").first.is_visible()
     panel = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()
@@ -150,9 +153,101 @@ def test_each_view_fits_1280x800_with_the_file_browser_open(session):
         view.screenshot(path=str(ARTIFACTS / f"browser_explore_view{i}.png"))
         box = view.bounding_box()
         assert box["x"] >= panel["x"] - 1 and box["x"] + box["width"] <= panel["x"] + panel["width"]
-        assert box["height"] <= panel["height"], (i, box, panel)
+        picture = view.locator(".procgen-picture").first.bounding_box()
+        assert picture["height"] <= panel["height"], (i, picture, panel)
         over = view.evaluate("el => el.scrollWidth - el.clientWidth")
         assert over <= 1, f"view {i} overflows by {over}px"
+
+
+def _poll(client, expr: str, want, timeout: float = FOLLOW_S):
+    """Evaluates ``expr`` in the kernel until it equals ``want`` (or the time is up)."""
+    import time
+
+    end = time.monotonic() + timeout
+    got = _kernel(client, expr)
+    while got != want and time.monotonic() < end:
+        time.sleep(0.25)
+        got = _kernel(client, expr)
+    return got
+
+
+def test_every_key_press_lands_at_30_ms_and_at_0_ms(session):
+    """The issue's case: 30 ArrowRight presses on min radius, 30 ms apart and then at once
+    (0 ms): the kernel ends exactly 30 steps on, and so does the readout."""
+    page, client = session
+    view = _view(page, 0)
+    slider = view.locator(".widget-slider", has_text="min radius").first
+    first = _kernel(client, "view.value.min_radius")
+    try:
+        for gap in (30, 0):
+            start, step, d = _kernel(
+                client,
+                "[view.value.min_radius, view.form.widget('min_radius').step, "
+                "int(view.form.widget('min_radius').readout_format[1:-1])]",
+            )
+            sent = _kernel(client, "view.browser_values")
+            slider.locator(".noUi-handle").first.focus()
+            for _ in range(30):
+                page.keyboard.press("ArrowRight")
+                if gap:
+                    page.wait_for_timeout(gap)
+            want = round(start + 30 * step, d)
+            assert _poll(client, "view.value.min_radius", want) == want, gap
+            assert _kernel(client, "view.browser_values") - sent == 30  # each press counted
+            page.wait_for_timeout(300)  # the last echo
+            assert float(slider.locator(".widget-readout").inner_text()) == pytest.approx(want)
+    finally:
+        _kernel(client, f"view.update(min_radius={first!r}) and None")
+        _kernel(client, "view.wait() and None")
+
+
+def test_a_refused_text_greys_picture_and_counts_and_escape_works_from_a_slider(session):
+    page, client = session
+    view = _view(page, 0)
+    root = view.locator(".procgen-canvas")
+    box = view.locator(".procgen-control", has_text="seed").locator("input").first
+    box.fill("3.7")
+    box.press("Enter")
+    page.wait_for_function("el => el.classList.contains('pc-stale')", arg=root.element_handle())
+    side = view.locator(".pc-side").first
+    assert float(side.evaluate("el => getComputedStyle(el).opacity")) < 1  # counts greyed
+    assert box.input_value() == "3.7"  # never rewritten
+    msgs = view.locator(".procgen-control-error, .procgen-form-error")
+    assert sum(m.inner_text().count("not accepted") for m in msgs.all()) == 1  # once
+    view.screenshot(path=str(ARTIFACTS / "browser_explore_refused.png"))
+    box.fill("0")
+    box.press("Enter")
+    page.wait_for_function("el => !el.classList.contains('pc-stale')", arg=root.element_handle())
+    assert _kernel(client, "view.value.seed") == 0
+    # Escape wherever the focus is in the view: click an env, focus a slider, Escape
+    canvas = view.locator("canvas.pc-canvas")
+    b = canvas.bounding_box()
+    page.mouse.click(b["x"] + 20, b["y"] + 20)
+    page.wait_for_function("el => el.dataset.zoomed === '0'", arg=root.element_handle())
+    assert _poll(client, "view.selected.env if view.selected else None", 0) == 0  # a click selects
+    view.locator(".widget-slider", has_text="lobes").first.locator(".noUi-handle").first.focus()
+    page.keyboard.press("Escape")
+    page.wait_for_function("el => el.dataset.zoomed === undefined", arg=root.element_handle())
+
+
+def test_at_800_px_the_picture_stays_in_view_while_the_form_scrolls(session):
+    page, _ = session
+    page.set_viewport_size({"width": 800, "height": 800})
+    try:
+        page.wait_for_timeout(800)
+        view = _view(page, 0)
+        canvas = view.locator("canvas.pc-canvas").first
+        # the last control of the form (the batch section's epoch box), scrolled to
+        last = view.locator(".procgen-control", has_text="epoch").locator("input").first
+        last.scroll_into_view_if_needed()
+        page.wait_for_timeout(400)
+        page.screenshot(path=str(ARTIFACTS / "browser_explore_800.png"))
+        c, e = canvas.bounding_box(), last.bounding_box()
+        assert c["y"] >= -1 and c["y"] + c["height"] <= 800 + 1, c  # the picture in view
+        assert e["y"] >= 0 and e["y"] + e["height"] <= 800, e  # and the control moved
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.wait_for_timeout(500)
 
 
 def test_hover_shows_metrics_click_enlarges_escape_returns(session):

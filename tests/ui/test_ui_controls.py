@@ -86,7 +86,8 @@ def test_value_outside_soft_bounds_widens_the_slider():
 def test_tooltip_and_unit_in_label():
     form = params_form(Knobs)
     s = form.widget("jitter")
-    assert s.tooltip == "jitter — radius jitter — accepted: [0.0, 1.0]"
+    # the full label first (a long one is cut where it is shown), then doc and range
+    assert s.tooltip == "jitter [m] — radius jitter — accepted: [0.0, 1.0]"
     assert s.description == "jitter [m]"
     assert form.widget("lobes").description == "lobes"
     head = form.controls["center"].box.children[0].children[0]

@@ -184,3 +184,54 @@ def test_a_generator_spec_is_registered_and_explored():
 def test_an_unknown_generator_name_is_refused():
     with pytest.raises(ValueError, match="expected one of .*got 'nope'"):
         explore("nope")
+
+
+def test_lobes_40_is_set_from_python_and_cooked_with_40(polar):
+    """The Params bound is 64 (the soft range 24): update sets 40, the slider shows 40
+    (its range is the bounds) and the cook uses 40 (against presets.track)."""
+    before = polar.value
+    try:
+        polar.update(lobes=40)
+        frame = polar.wait(120)
+        assert polar.value.lobes == 40 and polar.form.widget("lobes").value == 40
+        xy, _, _ = _reference(**polar.value.to_dict())  # every value in effect, lobes 40
+        np.testing.assert_array_equal(frame.tracks, xy)
+    finally:
+        polar.update(**before.to_dict())
+        polar.wait(120)
+
+
+def test_select_rebuilds_exactly_the_env_clicked(polar):
+    """Run the code ``select`` gives: its one track has the bytes of env 4 of the batch
+    (epoch 2, seed 3), and ``result`` is the TrackResult drawn."""
+    before = polar.value
+    try:
+        polar.update(seed=3, epoch=2)
+        frame = polar.wait(120)
+        sel = polar.select(4)
+        assert (sel.env, sel.seed, sel.epoch) == (4, 7, 2)
+        scope: dict = {}
+        exec(sel.code, scope)  # noqa: S102 - the code the view hands a person
+        one = scope["result"].xy.numpy().reshape(-1, 64, 2)
+        assert one.shape[0] == 1
+        assert one[0].tobytes() == frame.tracks[4].astype(one.dtype).tobytes()
+        assert type(polar.result).__name__ == "TrackResult"
+        drawn = polar.result.xy.numpy().reshape(9, 64, 2)
+        np.testing.assert_array_equal(drawn, frame.tracks)
+    finally:
+        polar.update(**before.to_dict())
+        polar.wait(120)
+
+
+def test_explore_a_generator_with_saved_values(polar, tmp_path):
+    path = polar.save(tmp_path / "polar.json")
+    v = explore("polar", params=path, cook=False)
+    try:
+        assert v.value.to_dict() == polar.value.to_dict()  # every value, exactly
+    finally:
+        v.close()
+    v = explore("polar", params={"lobes": 11, "seed": 4}, cook=False)
+    try:
+        assert (v.value.lobes, v.value.seed) == (11, 4)
+    finally:
+        v.close()

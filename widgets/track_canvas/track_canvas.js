@@ -1,11 +1,14 @@
 // TrackCanvas: the envs of one cook drawn with Canvas 2D, from binary buffers.
 // One cook is one state update (seq moves last); the grid of small multiples, the gates,
 // the counts table and the hover metrics all come from it. Click an env: it is drawn large
-// (drag pans, the wheel zooms, Escape or "all envs" goes back). Nothing is sent back.
+// (drag pans, the wheel zooms, Escape anywhere in the view or "all envs" goes back) and the
+// kernel is told which env (view.selected); no control value is sent. A pinned cook's
+// tracks are drawn faintly behind each env, its counts beside the current ones.
 const VALID = "#2a9d4b";
 const INVALID = "#d1495b";
 const GATE = "#1d5fa8";
 const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#555555"];
+const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
 
 function bytesOf(v) {
@@ -97,6 +100,10 @@ function render({ model, el: root }) {
       counts: model.get("counts") || [],
       reasonLabels: model.get("reason_labels") || {},
       width: model.get("track_width") || 0,
+      pinE: model.get("pin_envs") || 0,
+      pinN: model.get("pin_points") || 0,
+      pinTracks: f32(model.get("pin_tracks")),
+      pinCounts: model.get("pin_counts") || [],
     };
     data.ext = extent();
     if (zoom && zoom.env >= data.E) zoom = null;
@@ -157,6 +164,21 @@ function render({ model, el: root }) {
     const X = (x) => ox + s / 2 + (x - cx) * k;
     const Y = (y) => oy + s / 2 - (y - cy) * k;
     const ok = valid[e] !== 0;
+    if (e < data.pinE && data.pinN > 0) { // the pinned cook's env, faintly, behind
+      const P = data.pinN, pt = data.pinTracks;
+      ctx.strokeStyle = PINNED;
+      ctx.lineWidth = large ? 3 : 2;
+      ctx.setLineDash([]);
+      ctx.beginPath();
+      let on = false;
+      for (let i = 0; i <= P; i++) {
+        const j = i % P;
+        const x = pt[(e * P + j) * 2], y = pt[(e * P + j) * 2 + 1];
+        if (!Number.isFinite(x) || !Number.isFinite(y)) { on = false; continue; }
+        if (!on) { ctx.moveTo(X(x), Y(y)); on = true; } else ctx.lineTo(X(x), Y(y));
+      }
+      ctx.stroke();
+    }
     ctx.strokeStyle = ok ? VALID : INVALID;
     ctx.lineWidth = large ? 2 : 1.4;
     ctx.beginPath();
@@ -194,8 +216,9 @@ function render({ model, el: root }) {
     }
     if (G) {
       const c = Math.min(gateCount[e] || 0, G);
-      const numbers = large || (s >= 110 && c <= 24);
-      ctx.font = `${large ? 13 : 11}px sans-serif`;
+      // the legend promises numbers: always drawn, smaller in small cells, kept inside
+      const fontPx = large ? 13 : s >= 110 ? 11 : 9;
+      ctx.font = `${fontPx}px sans-serif`;
       ctx.textBaseline = "middle";
       for (let g = 0; g < c; g++) {
         const x = gates[(e * G + g) * 2], y = gates[(e * G + g) * 2 + 1];
@@ -223,12 +246,18 @@ function render({ model, el: root }) {
           ctx.arc(X(x), Y(y), large ? 9 : 5, 0, 2 * Math.PI);
           ctx.stroke();
         }
-        if (numbers) {
+        {
+          const t = String(g), tw = ctx.measureText(t).width, th = fontPx + 2;
+          // beside the gate, moved inside the cell when it would cross its edge
+          let bx = X(x) + 4, by = Y(y) - th - 1;
+          if (!large) {
+            bx = Math.min(Math.max(bx, ox + 1), ox + s - tw - 4);
+            by = Math.min(Math.max(by, oy + 1), oy + s - th - 1);
+          }
           ctx.fillStyle = "rgba(255,255,255,0.85)";
-          const t = String(g), tw = ctx.measureText(t).width;
-          ctx.fillRect(X(x) + 5, Y(y) - 13, tw + 3, 13);
+          ctx.fillRect(bx, by, tw + 3, th);
           ctx.fillStyle = GATE;
-          ctx.fillText(t, X(x) + 6.5, Y(y) - 6.5);
+          ctx.fillText(t, bx + 1.5, by + th / 2);
         }
       }
     }
@@ -273,21 +302,35 @@ function render({ model, el: root }) {
     const s = Math.min(w, h);
     const k = (s / 2) / (half * 1.05);
     const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    const offs = [];
     let off = 0;
-    ctx.font = "12px sans-serif";
-    ctx.textBaseline = "top";
-    cloudSizes.forEach((n, c) => {
+    cloudSizes.forEach((n) => { offs.push(off); off += n; });
+    // the largest cloud first: a smaller one (points a stage kept) is drawn over it
+    const order = [...cloudSizes.keys()].sort((a, b) => cloudSizes[b] - cloudSizes[a]);
+    for (const c of order) {
+      const n = cloudSizes[c];
       ctx.fillStyle = CLOUD_COLORS[c % CLOUD_COLORS.length];
-      const r = c === 0 && cloudSizes.length > 1 ? 1.2 : 1.8;
-      for (let i = off; i < off + n; i++) {
+      const r = order.indexOf(c) === 0 && cloudSizes.length > 1 ? 1.2 : 1.8;
+      for (let i = offs[c]; i < offs[c] + n; i++) {
         const x = cloud[i * 2], y = cloud[i * 2 + 1];
         if (!Number.isFinite(x)) continue;
         ctx.fillRect(w / 2 + (x - cx) * k - r, h / 2 - (y - cy) * k - r, 2 * r, 2 * r);
       }
-      ctx.fillRect(8, 8 + c * 16, 10, 10);
+    }
+    // the legend over the points, on a background, in the top-left corner
+    ctx.font = "12px sans-serif";
+    ctx.textBaseline = "middle";
+    const texts = cloudLabels.map((l, c) => `${l} (${cloudSizes[c]})`);
+    const lw = Math.max(0, ...texts.map((t) => ctx.measureText(t).width)) + 28;
+    ctx.fillStyle = "rgba(255,255,255,0.9)";
+    ctx.fillRect(4, 4, lw, 8 + 18 * texts.length);
+    ctx.strokeStyle = "#bbb";
+    ctx.strokeRect(4.5, 4.5, lw - 1, 7 + 18 * texts.length);
+    texts.forEach((t, c) => {
+      ctx.fillStyle = CLOUD_COLORS[c % CLOUD_COLORS.length];
+      ctx.fillRect(10, 12 + c * 18 - 5, 12, 10);
       ctx.fillStyle = "#222";
-      ctx.fillText(`${cloudLabels[c]} (${n})`, 22, 7 + c * 16);
-      off += n;
+      ctx.fillText(t, 28, 12 + c * 18);
     });
   }
 
@@ -345,6 +388,9 @@ function render({ model, el: root }) {
     const rows = data ? data.counts : [];
     const envs = rows.find(([k]) => k === "envs");
     const total = envs ? envs[1] : data ? data.E : 0;
+    const pinned = data && data.pinCounts.length ? new Map(data.pinCounts) : null;
+    root.classList.toggle("pc-pinning", !!pinned);
+    sideHead.firstChild.textContent = pinned ? "counts (now · pinned) " : "counts ";
     for (const [k, v] of rows) {
       const row = el("div", "pc-row");
       row.dataset.label = k;
@@ -355,7 +401,16 @@ function render({ model, el: root }) {
         b.style.width = `${Math.min(48, (48 * v) / total)}px`;
         bar.append(b);
       }
-      row.append(el("span", "pc-label", k), el("span", "pc-value", fmt(v, 4)), bar);
+      const label = el("span", "pc-label", k);
+      label.title = k; // the full label when it is cut
+      row.append(label, el("span", "pc-value", fmt(v, 4)));
+      if (pinned) {
+        const p = pinned.get(k);
+        const cell = el("span", "pc-pinned", p === undefined ? "–" : fmt(p, 4));
+        cell.title = "pinned";
+        row.append(cell);
+      }
+      row.append(bar);
       table.append(row);
     }
   }
@@ -464,6 +519,7 @@ function render({ model, el: root }) {
     if (e < 0) return;
     zoom = { env: e, scale: 1, px: 0, py: 0 };
     root.dataset.zoomed = String(e);
+    model.send({ type: "select", env: e }); // view.selected: its seed, epoch and code
     tip.style.display = "none";
     draw();
     canvas.focus();
@@ -485,9 +541,17 @@ function render({ model, el: root }) {
     delete root.dataset.zoomed;
     draw();
   };
-  root.addEventListener("keydown", (ev) => {
-    if (ev.key === "Escape" && zoom) { ev.stopPropagation(); leave(); }
-  });
+  // Escape wherever the focus is in the view (a slider, a text box, the canvas): the
+  // controls stop keydown from bubbling, so it is caught on its way down
+  const escape = (ev) => {
+    if (ev.key !== "Escape" || !zoom) return;
+    const view = root.closest(".procgen-explore") || root;
+    if (view.contains(ev.target) || ev.target === document.body) {
+      ev.stopPropagation();
+      leave();
+    }
+  };
+  document.addEventListener("keydown", escape, true);
   back.addEventListener("click", leave);
   bars.addEventListener("change", showCounts);
 
@@ -534,12 +598,18 @@ function render({ model, el: root }) {
   model.on("change:metrics_seq", metrics);
   model.on("change:stale", stale);
   model.on("change:message", stale);
+  const repin = () => { read(); draw(); showCounts(); };
+  model.on("change:pin_tracks", repin);
+  model.on("change:pin_counts", repin);
   if (model.get("seq") > 0) update();
   else { read(); draw(); showCounts(); stale(); }
   return () => {
     ro.disconnect();
     if (io) io.disconnect();
     document.removeEventListener("visibilitychange", tell);
+    document.removeEventListener("keydown", escape, true);
+    model.off("change:pin_tracks", repin);
+    model.off("change:pin_counts", repin);
     if (told !== false) model.send({ type: "visibility", visible: false, view: viewId });
     model.off("change:seq", update);
     model.off("change:metrics_seq", metrics);

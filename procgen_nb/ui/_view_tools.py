@@ -1,0 +1,275 @@
+"""What ``ExploreView`` does besides cooking: history, saved values, pin, select, timeline.
+
+``ViewTools`` is a part of ``ExploreView`` (its base class, in a module of its own to
+keep each module to one concept): the undo / redo history of the values in effect, saving
+them and named presets, pinning a cook to compare the next ones with, the env a person
+clicked, and playing or recording a field's values.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..errors import ParamsError, ProcgenError
+from ..params import Params
+from . import _render
+from .history import History, Presets, save_values
+from .timeline import PlayControl, Selection, check_play, play_fields, write_movie
+
+#: the folder named presets are kept in when none is given
+PRESETS_FOLDER = "presets"
+
+
+class ViewTools:
+    """History, presets, pin, select, play and record of an ``ExploreView``.
+
+    It uses the view's ``form``, ``canvas``, ``target``, ``frame`` and ``wait``.
+    """
+
+    form: Any
+    canvas: Any
+    target: Any
+    frame: Any
+
+    def _init_tools(self) -> widgets.Widget:
+        """Makes the history, the toolbar and the Play control; returns the toolbar box."""
+        self._history = History(self.form.value)
+        self._navigating = False
+        #: the values pinned with ``pin()`` (None when none are)
+        self.pinned: Params | None = None
+        self.pinned_frame: Any = None
+        #: the env last clicked or passed to ``select`` (None before)
+        self.selected: Selection | None = None
+
+        def button(text: str, tip: str, icon: str, act: Any) -> widgets.Button:
+            b = widgets.Button(
+                description=text, tooltip=tip, icon=icon, layout=widgets.Layout(width="auto")
+            )
+            b.on_click(lambda _b: act())
+            b.add_class(f"procgen-{text}")
+            return b
+
+        self.undo_button = button(
+            "undo", "back to the values before (view.undo())", "undo", self.undo
+        )
+        self.redo_button = button("redo", "forward again (view.redo())", "repeat", self.redo)
+        self.pin_button = button(
+            "pin", "keep this cook drawn faintly behind the next ones (view.pin())", "thumb-tack",
+            self.pin,
+        )  # fmt: skip
+        self.unpin_button = button("unpin", "stop comparing (view.unpin())", "times", self.unpin)
+        self._sync_buttons()
+        rows: list[widgets.Widget] = [
+            widgets.HBox(
+                [self.undo_button, self.redo_button, self.pin_button, self.unpin_button],
+                layout=widgets.Layout(flex_flow="row wrap"),
+            )
+        ]
+        fields = play_fields(self.form.params_class)
+        self.play_control = PlayControl(fields, self._play_tick) if fields else None
+        if self.play_control is not None:
+            rows.append(self.play_control)
+        box = widgets.VBox(rows)
+        box.add_class("procgen-toolbar")
+        return box
+
+    # -- values ---------------------------------------------------------------------------
+    def update(self, **fields: Any) -> Params:
+        """Sets any fields from Python (any value the Params accept: a slider widens to
+        show it); the controls show them, a cook is queued, the history records them.
+
+        Returns:
+            The values now in effect.
+
+        Raises:
+            ParamsError: for a refused value or an unknown field (nothing changes).
+        """
+        self.form.value = self.form.value.replace(**fields)
+        return self.form.value
+
+    def set(self, **values: Any) -> None:
+        """The same as ``update`` (kept for older notebooks)."""
+        self.update(**values)
+
+    @property
+    def history(self) -> list[Params]:
+        """Every set of values that took effect, oldest first (``undo`` moves back in it)."""
+        return self._history.items
+
+    @property
+    def history_index(self) -> int:
+        """The position of the values in effect in ``history``."""
+        return self._history.index
+
+    def undo(self) -> Params | None:
+        """Goes back to the values before (and cooks them); returns them, or None at the
+        first values."""
+        return self._go(self._history.undo())
+
+    def redo(self) -> Params | None:
+        """Goes forward again after ``undo``; returns the values, or None at the last."""
+        return self._go(self._history.redo())
+
+    def _go(self, values: Params | None) -> Params | None:
+        if values is None:
+            return None
+        self._navigating = True
+        try:
+            self.form.value = values
+        finally:
+            self._navigating = False
+            self._sync_buttons()
+        return values
+
+    def _record(self, values: Params) -> None:
+        """The form took ``values`` (an edit or ``update``): into the history."""
+        if not self._navigating:
+            self._history.push(values)
+        self._sync_buttons()
+
+    def _retract(self, values: Params) -> None:
+        """Values that did not cook leave the history (the controls went back)."""
+        self._history.retract(values)
+        self._sync_buttons()
+
+    def _sync_buttons(self) -> None:
+        self.undo_button.disabled = not self._history.can_undo()
+        self.redo_button.disabled = not self._history.can_redo()
+        self.unpin_button.disabled = self.pinned is None
+
+    def save(self, path: str | os.PathLike) -> pathlib.Path:
+        """Writes every value in effect (not only the changed ones) to ``path`` as JSON;
+        ``explore(target, params=path)`` opens a view with exactly those values.
+
+        Raises:
+            ParamsError: when ``path`` is a folder or cannot be written.
+        """
+        return save_values(path, self.form.value, self.target.name)
+
+    def presets(self, folder: str | os.PathLike = PRESETS_FOLDER) -> Presets:
+        """The named presets in ``folder`` (one JSON file per name)."""
+        return Presets(folder)
+
+    def save_preset(self, name: str, folder: str | os.PathLike = PRESETS_FOLDER) -> pathlib.Path:
+        """Saves the values in effect as preset ``name`` (``folder/name.json``)."""
+        return Presets(folder).save(name, self.form.value, self.target.name)
+
+    def load_preset(self, name: str, folder: str | os.PathLike = PRESETS_FOLDER) -> Params:
+        """Sets the values of preset ``name`` (a cook follows; the history records it).
+
+        Raises:
+            ParamsError: for a name not saved, or values these Params refuse.
+        """
+        values = Presets(folder).load(name, self.form.params_class)
+        self.form.value = values
+        return self.form.value
+
+    # -- compare --------------------------------------------------------------------------
+    def pin(self) -> Params:
+        """Keeps the values in effect and their cook as ``pinned``: the canvas draws its
+        tracks faintly behind the next cooks', and the counts show both, until ``unpin``.
+
+        Raises:
+            ProcgenError: when nothing has cooked yet.
+        """
+        frame = self.wait()
+        if frame is None:
+            raise ProcgenError("pin: expected a cooked picture, got none yet (a failed cook?)")
+        self.pinned = self._good if self._good is not None else self.form.value
+        self.pinned_frame = frame
+        self.canvas.pin(frame)
+        self._sync_buttons()
+        return self.pinned
+
+    def unpin(self) -> None:
+        """Stops comparing: the pinned tracks and counts go."""
+        self.pinned = None
+        self.pinned_frame = None
+        self.canvas.pin(None)
+        self._sync_buttons()
+
+    # -- the env clicked ------------------------------------------------------------------
+    def select(self, env: int) -> Selection:
+        """Selects env ``env`` of the picture (what a click on it does): ``selected`` holds
+        its index, seed, epoch and the code that rebuilds exactly that one track.
+
+        Raises:
+            ParamsError: for an index outside the envs drawn.
+        """
+        frame = self.frame
+        envs = len(frame.valid) if frame is not None and frame.valid is not None else 0
+        if frame is not None and frame.tracks is not None:
+            envs = frame.tracks.shape[0]
+        if isinstance(env, bool) or not isinstance(env, int) or not 0 <= env < envs:
+            raise ParamsError(f"select(env): expected an env index in [0, {envs - 1}], got {env!r}")
+        params = self._good if self._good is not None else self.form.value
+        seed, epoch, code = self.target.select(params, env)
+        valid = None if frame.valid is None else bool(frame.valid[env])
+        self.selected = Selection(env=env, seed=seed, epoch=epoch, valid=valid, code=code)
+        self.canvas.selected = env
+        return self.selected
+
+    # -- timeline -------------------------------------------------------------------------
+    def _play_tick(self, name: str, value: Any) -> None:
+        try:
+            self.update(**{name: value})
+        except ParamsError as exc:  # past the field's bounds: stop there, say why
+            self.form.show_message(name, str(exc))
+            if self.play_control is not None:
+                self.play_control.play.playing = False
+
+    def play(
+        self, field: str, values: Sequence[Any], *, interval: float = 0.0, timeout: float = 120.0
+    ) -> list[Any]:
+        """Cooks each value of ``field`` in order (the picture and counts follow each);
+        returns the frames, one per value (the last good one where a cook failed).
+
+        Args:
+            field: a field of the view's Params.
+            values: the values, each one the field accepts.
+            interval: seconds to wait between two values once each has cooked.
+            timeout: seconds each cook may take.
+
+        Raises:
+            ParamsError: for an unknown field, no values, or a value the field refuses
+                (before anything cooks).
+        """
+        values = check_play(self.form.params_class, field, values)
+        frames = []
+        for v in values:
+            self.update(**{field: v})
+            frames.append(self.wait(timeout))
+            if interval > 0:
+                time.sleep(interval)
+        return frames
+
+    def record(
+        self,
+        field: str,
+        values: Sequence[Any],
+        path: str | os.PathLike,
+        *,
+        fps: float = 4.0,
+        timeout: float = 120.0,
+    ) -> pathlib.Path:
+        """Plays ``field`` over ``values`` and writes the pictures as a GIF or MP4 (by the
+        suffix of ``path``) for a report; returns the path.
+
+        Raises:
+            ParamsError: as ``play``; for a suffix other than .gif or .mp4, or fps <= 0
+                (before anything cooks).
+        """
+        p = pathlib.Path(path)
+        if p.suffix.lower() not in (".gif", ".mp4"):
+            raise ParamsError(f"record(path): expected a .gif or .mp4 file, got {str(p)!r}")
+        if not (isinstance(fps, int | float) and not isinstance(fps, bool) and fps > 0):
+            raise ParamsError(f"record(fps): expected a number > 0, got {fps!r}")
+        frames = self.play(field, values, timeout=timeout)
+        pngs = [_render.tracks_png(f, max_envs=self.max_envs) for f in frames if f is not None]
+        return write_movie(p, pngs, fps=fps)
