@@ -1,8 +1,8 @@
 """A graph's nodes as a small diagram: each node's cook state and time (SVG in HTML).
 
-Each node is a box in cook order, an arrow from each node it reads (``graph.edges()``
-when the graph states them, else from the node before it), coloured by what its last cook
-did, from the cook report: ``replayed`` (its recording replayed, or its output reused),
+Each node is a box in cook order (an arrow where it reads the node before it; its
+tooltip names every node it reads: ``graph.edges()`` when the graph states them, else the
+node before it), coloured by what its last cook did, from the cook report: ``replayed`` (its recording replayed, or its output reused),
 ``planned`` (planned and cooked again), ``failed`` (the cook stopped there), ``not
 cooked`` (after a failure); the time beside it is the node's from the report.
 """
@@ -23,7 +23,6 @@ COLORS = {
     "failed": ("#fde8ea", "#d1495b"),
     "not cooked": ("#f1f1f1", "#999999"),
 }
-_BOX_W, _BOX_H, _GAP = 150, 34, 14
 
 
 def node_states(
@@ -64,7 +63,9 @@ def failed_node(message: str, nodes: Sequence[str]) -> str | None:
 def diagram_html(
     states: Sequence[tuple[str, str, float]], edges: Sequence[tuple[str, str]] | None = None
 ) -> str:
-    """Returns the diagram as HTML (an inline SVG and a legend).
+    """Returns the diagram as HTML: one box per node in cook order, an arrow between
+    consecutive ones, wrapping to the width it has (a row or two beside the picture);
+    each box's tooltip says what the node reads.
 
     Args:
         states: (node, state, ms) in cook order (``node_states``).
@@ -72,58 +73,36 @@ def diagram_html(
     """
     if not states:
         return ""
-    index = {n: i for i, (n, _, _) in enumerate(states)}
     if edges is None:
         edges = [(states[i - 1][0], states[i][0]) for i in range(1, len(states))]
-    h = len(states) * (_BOX_H + _GAP) + 4
-    w = _BOX_W + 60
-    parts = [
-        f'<svg class="procgen-nodes-svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
-        'xmlns="http://www.w3.org/2000/svg" font-family="sans-serif" font-size="12">',
-        '<defs><marker id="pg-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
-        'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>',
-    ]
+    reads: dict[str, list[str]] = {}
     for a, b in edges:
-        if a not in index or b not in index:
-            continue
-        i, j = index[a], index[b]
-        y0 = 2 + i * (_BOX_H + _GAP) + _BOX_H
-        y1 = 2 + j * (_BOX_H + _GAP)
-        if j == i + 1:
-            x = 2 + _BOX_W / 2
-            parts.append(
-                f'<line x1="{x}" y1="{y0}" x2="{x}" y2="{y1 - 1}" stroke="#777" '
-                'marker-end="url(#pg-arrow)"/>'
-            )
-        else:  # a skip: an arc on the right side
-            xr = 2 + _BOX_W
-            ya, yb = y0 - _BOX_H / 2, y1 + _BOX_H / 2
-            parts.append(
-                f'<path d="M{xr},{ya} C{xr + 40},{ya} {xr + 40},{yb} {xr + 1},{yb}" '
-                'fill="none" stroke="#777" marker-end="url(#pg-arrow)"/>'
-            )
+        reads.setdefault(b, []).append(a)
+    boxes = []
     for i, (name, state, ms) in enumerate(states):
         fill, stroke = COLORS[state]
-        y = 2 + i * (_BOX_H + _GAP)
         when = f"{ms:.1f} ms" if state in ("planned", "replayed") else ""
-        parts.append(
-            f'<g class="procgen-node" data-node="{html.escape(name)}" data-state="{state}">'
-            f"<title>{html.escape(name)}: {state}{' in ' + when if when else ''}</title>"
-            f'<rect x="2" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="5" fill="{fill}" '
-            f'stroke="{stroke}" stroke-width="1.5"/>'
-            f'<text x="10" y="{y + 14}" font-weight="bold">{html.escape(name[:20])}</text>'
-            f'<text x="10" y="{y + 28}" fill="{stroke}">{state}'
-            f"{' · ' + when if when else ''}</text></g>"
+        ins = reads.get(name, [])
+        tip = f"{name}: {state}{' in ' + when if when else ''}"
+        tip += f"; reads {', '.join(ins)}" if ins else "; reads no node"
+        if i:
+            arrow = "→" if states[i - 1][0] in ins else "·"
+            boxes.append(f'<span class="procgen-node-arrow">{arrow}</span>')
+        boxes.append(
+            f'<span class="procgen-node" data-node="{html.escape(name)}" data-state="{state}" '
+            f'title="{html.escape(tip)}" style="display:inline-block;padding:2px 6px;'
+            f"margin:2px 0;border:1.5px solid {stroke};background:{fill};border-radius:5px;"
+            f'line-height:1.25;vertical-align:middle"><b>{html.escape(name)}</b> '
+            f'<span style="color:{stroke}">{state}{" · " + when if when else ""}</span></span>'
         )
-    parts.append("</svg>")
     legend = " ".join(
         f'<span style="white-space:nowrap"><i style="display:inline-block;width:10px;'
         f'height:10px;background:{f};border:1px solid {s};margin-right:3px"></i>{k}</span>'
         for k, (f, s) in COLORS.items()
     )
     return (
-        '<div class="procgen-nodes"><b>nodes</b> (last cook)'
-        f'<div>{"".join(parts)}</div><div style="font-size:12px">{legend}</div></div>'
+        '<div class="procgen-nodes" style="font-size:12px"><b>nodes</b> (last cook) '
+        f"{legend}<div>{''.join(boxes)}</div></div>"
     )
 
 

@@ -91,7 +91,8 @@ def _view(page, index: int):
     view = page.locator(".procgen-explore").nth(index)
     box = None
     for _ in range(20):
-        view.scroll_into_view_if_needed()
+        # its top (a view can be taller than the page: the form scrolls with it)
+        view.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(150)
         now = view.bounding_box()
         if now == box:
@@ -193,7 +194,9 @@ def test_every_key_press_lands_at_30_ms_and_at_0_ms(session):
                     page.wait_for_timeout(gap)
             want = round(start + 30 * step, d)
             assert _poll(client, "view.value.min_radius", want) == want, gap
-            assert _kernel(client, "view.browser_values") - sent == 30  # each press counted
+            # ipywidgets merges the values of presses made while the kernel is busy into
+            # one message (the newest): at most 30 messages, and the value of all 30
+            assert 1 <= _kernel(client, "view.browser_values") - sent <= 30
             page.wait_for_timeout(300)  # the last echo
             assert float(slider.locator(".widget-readout").inner_text()) == pytest.approx(want)
     finally:
@@ -221,7 +224,9 @@ def test_a_refused_text_greys_picture_and_counts_and_escape_works_from_a_slider(
     assert _kernel(client, "view.value.seed") == 0
     # Escape wherever the focus is in the view: click an env, focus a slider, Escape
     canvas = view.locator("canvas.pc-canvas")
+    page.wait_for_timeout(300)  # the picture has followed the scroll to the seed box
     b = canvas.bounding_box()
+    assert 0 <= b["y"] <= 800 - 40, b  # still in view
     page.mouse.click(b["x"] + 20, b["y"] + 20)
     page.wait_for_function("el => el.dataset.zoomed === '0'", arg=root.element_handle())
     assert _poll(client, "view.selected.env if view.selected else None", 0) == 0  # a click selects
@@ -388,6 +393,7 @@ def test_sweep_mode_draws_the_curves_in_place_of_the_picture(session):
     button.wait_for(state="visible")
     runs = _kernel(client, "view.sweep_panel.runs")
     field = _kernel(client, "view.sweep_panel.field.value")
+    sent = _kernel(client, "view.browser_values")
     points = panel.locator(".widget-inline-hbox", has_text="points").locator("input").first
     points.fill("5")
     points.press("Enter")
@@ -401,4 +407,4 @@ def test_sweep_mode_draws_the_curves_in_place_of_the_picture(session):
     view.screenshot(path=str(ARTIFACTS / "browser_explore_sweep.png"))
     panel.locator("button", has_text="live picture").first.click()
     view.locator("canvas.pc-canvas").wait_for(state="visible")
-    assert _kernel(client, "view.browser_values") == 0  # the sweep sent no control value
+    assert _kernel(client, "view.browser_values") == sent  # the sweep sent no control value

@@ -10,6 +10,7 @@ const GATE = "#1d5fa8";
 const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#555555"];
 const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
+const CLOUD_HEIGHT = 340; // a graph's point clouds: room for its counts and node diagram
 
 function bytesOf(v) {
   if (!v) return null;
@@ -134,7 +135,8 @@ function render({ model, el: root }) {
     const w = Math.max(160, Math.floor(wrap.clientWidth || main.clientWidth || 400));
     let h;
     if (!data || (data.shown === 0 && data.cloud.length === 0)) h = 120;
-    else if (zoom || data.shown === 0) h = Math.min(w, MAX_HEIGHT);
+    else if (zoom) h = Math.min(w, MAX_HEIGHT);
+    else if (data.shown === 0) h = Math.min(w, CLOUD_HEIGHT);
     else {
       const cols = Math.ceil(Math.sqrt(data.shown));
       const rows = Math.ceil(data.shown / cols);
@@ -299,25 +301,32 @@ function render({ model, el: root }) {
     }
     if (x0 === Infinity) return;
     const half = Math.max(x1 - x0, y1 - y0) / 2 || 1;
-    const s = Math.min(w, h);
+    // the legend takes a strip above the points: it hides none of them
+    const legendH = 8 + 18 * cloudSizes.length;
+    const ph = Math.max(40, h - legendH);
+    const s = Math.min(w, ph);
     const k = (s / 2) / (half * 1.05);
     const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    const oy = legendH + ph / 2;
     const offs = [];
     let off = 0;
     cloudSizes.forEach((n) => { offs.push(off); off += n; });
-    // the largest cloud first: a smaller one (points a stage kept) is drawn over it
-    const order = [...cloudSizes.keys()].sort((a, b) => cloudSizes[b] - cloudSizes[a]);
-    for (const c of order) {
+    // the largest cloud first, in the smallest marks; each later (smaller or equal) cloud
+    // in larger marks under the next: a cloud that repeats another's points (a stage
+    // that kept them all) shows as a ring around them, never hidden
+    const order = [...cloudSizes.keys()].sort((a, b) => cloudSizes[b] - cloudSizes[a] || a - b);
+    const radius = (rank) => (order.length === 1 ? 1.8 : rank === 0 ? 1.2 : Math.max(1.2, 1.2 + 1.4 * (order.length - rank) / (order.length - 1)));
+    order.forEach((c, rank) => {
       const n = cloudSizes[c];
       ctx.fillStyle = CLOUD_COLORS[c % CLOUD_COLORS.length];
-      const r = order.indexOf(c) === 0 && cloudSizes.length > 1 ? 1.2 : 1.8;
+      const r = radius(rank);
       for (let i = offs[c]; i < offs[c] + n; i++) {
         const x = cloud[i * 2], y = cloud[i * 2 + 1];
         if (!Number.isFinite(x)) continue;
-        ctx.fillRect(w / 2 + (x - cx) * k - r, h / 2 - (y - cy) * k - r, 2 * r, 2 * r);
+        ctx.fillRect(w / 2 + (x - cx) * k - r, oy - (y - cy) * k - r, 2 * r, 2 * r);
       }
-    }
-    // the legend over the points, on a background, in the top-left corner
+    });
+    // the legend in its strip, on a background
     ctx.font = "12px sans-serif";
     ctx.textBaseline = "middle";
     const texts = cloudLabels.map((l, c) => `${l} (${cloudSizes[c]})`);
@@ -545,8 +554,8 @@ function render({ model, el: root }) {
   // controls stop keydown from bubbling, so it is caught on its way down
   const escape = (ev) => {
     if (ev.key !== "Escape" || !zoom) return;
-    const view = root.closest(".procgen-explore") || root;
-    if (view.contains(ev.target) || ev.target === document.body) {
+    const around = root.closest(".procgen-explore") || root;
+    if (around.contains(ev.target) || ev.target === document.body) {
       ev.stopPropagation();
       leave();
     }
@@ -555,7 +564,50 @@ function render({ model, el: root }) {
   back.addEventListener("click", leave);
   bars.addEventListener("change", showCounts);
 
-  const ro = new ResizeObserver(() => { if (data) draw(); });
+  // the picture stays in view while the form beside (or under) it scrolls: JupyterLab's
+  // output area clips overflow, which turns CSS position: sticky off, so the picture
+  // column is shifted down by hand, within its view, as the notebook scrolls
+  // (looked up once the canvas is in the page: render runs before it is attached)
+  let picture = null;
+  let view = null;
+  const scrollerOf = (node) => {
+    for (let p = node && node.parentElement; p; p = p.parentElement) {
+      const oy = getComputedStyle(p).overflowY;
+      if (oy === "auto" || oy === "scroll") return p;
+    }
+    return null;
+  };
+  let scroller = null;
+  let stickQueued = false;
+  const stick = () => {
+    stickQueued = false;
+    if (!picture || !view) return;
+    const shift = Number(picture.dataset.shift || 0);
+    const r = picture.getBoundingClientRect();
+    const v = view.getBoundingClientRect();
+    const top = scroller ? Math.max(0, scroller.getBoundingClientRect().top) : 0;
+    const natural = r.top - shift;
+    const want = Math.max(0, Math.min(top - natural, v.bottom - natural - r.height));
+    if (Math.abs(want - shift) < 0.5) return;
+    picture.style.transform = want > 0 ? `translateY(${want}px)` : "";
+    picture.dataset.shift = String(want);
+  };
+  const queueStick = () => {
+    if (!stickQueued) { stickQueued = true; requestAnimationFrame(stick); }
+  };
+  const follow = () => {
+    picture = root.closest(".procgen-picture");
+    view = root.closest(".procgen-explore");
+    if (!view) return;
+    scroller = scrollerOf(view);
+  };
+  // any scroll in the page (scroll events do not bubble: caught on their way down)
+  const onScroll = () => { if (!view) follow(); queueStick(); };
+  document.addEventListener("scroll", onScroll, { capture: true, passive: true });
+  setTimeout(() => { follow(); queueStick(); }, 0);
+  window.addEventListener("resize", queueStick);
+
+  const ro = new ResizeObserver(() => { if (data) draw(); follow(); queueStick(); });
   ro.observe(wrap);
   let asked = 0; // the picture whose metrics were asked for
   const metrics = () => {
@@ -608,6 +660,8 @@ function render({ model, el: root }) {
     if (io) io.disconnect();
     document.removeEventListener("visibilitychange", tell);
     document.removeEventListener("keydown", escape, true);
+    window.removeEventListener("resize", queueStick);
+    document.removeEventListener("scroll", onScroll, { capture: true });
     model.off("change:pin_tracks", repin);
     model.off("change:pin_counts", repin);
     if (told !== false) model.send({ type: "visibility", visible: false, view: viewId });
