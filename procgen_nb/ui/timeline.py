@@ -81,7 +81,11 @@ class PlayControl(widgets.VBox):
         self._on_value = on_value
         names = list(self.fields)
         self.field = widgets.Dropdown(
-            options=names, value=names[0], description="play", layout=widgets.Layout(width="auto")
+            options=names,
+            value=names[0],
+            description="play",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
         )
         self.play = widgets.Play(
             value=0,
@@ -98,17 +102,21 @@ class PlayControl(widgets.VBox):
             min=30,
             max=2000,
             step=10,
-            description="ms per frame",
+            description="ms/frame",
+            tooltip="milliseconds per frame while playing",
             continuous_update=True,
-            layout=widgets.Layout(width="auto"),
+            style={"description_width": "initial"},
+            layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
         )
-        self.loop = widgets.Checkbox(value=False, description="loop", indent=False)
+        self.loop = widgets.Checkbox(
+            value=False, description="loop", indent=False, layout=widgets.Layout(width="auto")
+        )
         # the speed and the loop act in the browser, where the Play control ticks
         widgets.jslink((self.speed, "value"), (self.play, "interval"))
         widgets.jslink((self.loop, "value"), (self.play, "repeat"))
         self.play.observe(self._tick, names="value")
         super().__init__(
-            [widgets.HBox([self.field, self.play, self.loop]), self.speed],
+            [widgets.HBox([self.field, self.play]), widgets.HBox([self.speed, self.loop])],
             layout=widgets.Layout(width="100%"),
         )
         self.add_class("procgen-play")
