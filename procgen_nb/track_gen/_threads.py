@@ -18,7 +18,9 @@ quiet, and the caller counts part 0's recordings once (``exec.count_replay``).
 Only replays run concurrently: a part's first call of a mode records, and Warp's CPU
 capture is global to the device in Python (``Device.is_capturing``), so until every part
 has recorded the mode the parts run one after the other. Modules are loaded by the
-parent's warm-up (the first call, eager) before any part exists.
+parent's warm-up (the first call, eager) before any part exists, and that warm-up is the
+only one: a part makes none. A ``GeneratorSpec`` is one generator and never splits (one
+``alloc_scratch`` and one ``generate`` over every env, as its contract says).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GeneratorError, ParamsError, ProcgenError
+from ._spec_stage import _SpecStage
 from .exec import LaunchContext, count_replay
 from .ops import _kernels as _k
 
@@ -241,10 +244,19 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
 
 def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]:
     """One part per worker thread over a contiguous share of the envs, when the call is on
-    the CPU, registered (not an override), not HOST, and each of ``threads_wanted()``
-    threads gets at least ``MIN_ENVS_PER_THREAD`` envs and ``MIN_POINTS_PER_THREAD`` points
-    (fewer threads otherwise); none when fewer than two threads remain."""
+    the CPU, registered (not an override), a Stage that is not HOST, and each of
+    ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
+    ``MIN_POINTS_PER_THREAD`` points (fewer threads otherwise); none when fewer than two
+    threads remain.
+
+    A part builds its Stages over its share (``Stage.build`` with ``b.E`` its envs) and
+    makes no warm-up call: the parent's warm-up loaded every kernel and wrote every share.
+    A ``GeneratorSpec`` is never split: its contract is one ``alloc_scratch(config)`` and
+    one ``generate`` over every env of ``config`` per call, and a part would call both again
+    over a share (the parent's scratch then unused, the memory doubled)."""
     if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
+        return []
+    if isinstance(tg.stage, _SpecStage):  # one generator: alloc_scratch once, over every env
         return []
     E = cfg.num_envs
     T = threads_for(E, cfg.num_points, tg._thread_cap)
