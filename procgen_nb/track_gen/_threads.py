@@ -40,9 +40,10 @@ from .exec import LaunchContext, count_replay
 from .ops import _kernels as _k
 
 if TYPE_CHECKING:
-    from ._result import TrackResult
     from .config import TrackGenConfig
-    from .pipeline import TrackGenerator
+
+#: a ``pipeline.TrackGenerator`` (named, not imported: the pipeline imports this module)
+_TrackGenerator = Any
 
 #: the fewest points (envs x ``num_points``) per worker thread of a split call. Below it a
 #: split does not pay: each split call costs 25-40 us of the caller's CPU (the pool's
@@ -157,9 +158,9 @@ def _part_error(i: int, exc: BaseException) -> BaseException:
     return err
 
 
-def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
+def run_parts(tg: _TrackGenerator, mode: str) -> Any:
     """Runs the call ``mode`` as ``tg``'s parts (``_run(mode)`` each), then counts the valid
-    envs into ``tg.result.valid_count``.
+    envs into ``tg.result.valid_count``; returns ``tg.result``.
 
     The first part runs in this thread, the others in the shared pool, each in a copy of
     this thread's context (so traffic collectors count them). Every part is waited for
@@ -217,7 +218,7 @@ def run_side_by_side(calls: list[Callable[[], Any]]) -> list[tuple[int, BaseExce
     return errors
 
 
-def shared_state(part: TrackGenerator) -> dict[str, Any]:
+def shared_state(part: _TrackGenerator) -> dict[str, Any]:
     """A part's views of its parent's per-env arrays and its parent's shared buffers."""
     parent, a, E = part._parent, part._offset, part.config.num_envs
     N = part.config.num_points
@@ -242,7 +243,7 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
     return out
 
 
-def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]:
+def build_parts(tg: _TrackGenerator, cfg: TrackGenConfig) -> list[_TrackGenerator]:
     """One part per worker thread over a contiguous share of the envs, when the call is on
     the CPU, registered (not an override), a Stage that is not HOST, and each of
     ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
