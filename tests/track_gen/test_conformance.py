@@ -210,3 +210,20 @@ def test_a_check_that_raises_is_a_failed_check():
     failed = {c.name: c.detail for c in report.failures}
     assert set(failed) == {"determinism", "batch independence"}, str(report)
     assert failed["batch independence"] == "raised RuntimeError: out of scratch"
+
+
+def test_a_large_batch_compares_a_spread_of_its_envs_alone():
+    from kit_plugins import GOOD, PREV_SEED
+
+    from procgen_nb.track_gen._kit import MAX_ALONE, alone_envs
+
+    assert MAX_ALONE == 16
+    assert alone_envs(3) == [0, 1, 2] and alone_envs(16) == list(range(16))
+    big = alone_envs(1024)
+    assert big[:2] == [0, 1] and big[-1] == 1023 and len(big) == 16
+    assert big == sorted(set(big))
+    ok = {c.name: c for c in testing.check_generator(GOOD, num_envs=40).checks}
+    assert ok["batch independence"].passed
+    assert ok["batch independence"].detail.endswith("(16 of 40 checked)")
+    bad = {c.name: c for c in testing.check_generator(PREV_SEED, num_envs=40).failures}
+    assert "env 1 (xy)" in bad["batch independence"].detail
