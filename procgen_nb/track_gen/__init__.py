@@ -19,11 +19,13 @@ from . import (
     plugin,
     presets,
     testing,
+    widths,
 )
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
 from .sweep import SweepResult, sweep
+from .widths import WidthParams
 
 __all__ = [
     "Course",
@@ -35,6 +37,7 @@ __all__ = [
     "TrackGenerator",
     "TrackResult",
     "ValidityParams",
+    "WidthParams",
     "build",
     "dataset",
     "exec",
@@ -45,4 +48,5 @@ __all__ = [
     "presets",
     "sweep",
     "testing",
+    "widths",
 ]
