@@ -13,6 +13,7 @@ from . import (
     _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
     dataset,
     exec,
+    export,
     gates,
     metrics,
     ops,
@@ -41,6 +42,7 @@ __all__ = [
     "build",
     "dataset",
     "exec",
+    "export",
     "gates",
     "metrics",
     "ops",
