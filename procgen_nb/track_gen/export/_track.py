@@ -130,7 +130,7 @@ class Track:
     def start_poses(self, count: int = 4, spacing: float | None = None) -> np.ndarray:
         """The grid behind the start line: ``(count, 3)`` poses ``x, y, yaw`` (yaw the
         direction of travel, radians from +x), two abreast (left, right of the centerline,
-        a quarter of the width out) and ``spacing`` metres apart along the track.
+        half that side's width out) and ``spacing`` metres apart along the track.
 
         Raises:
             ExportError: a count below 1 or a spacing not > 0.
