@@ -91,10 +91,28 @@ def _try(kind: str, pts: np.ndarray, t0: np.ndarray, t1: np.ndarray, first: int,
     T1 = rot @ t1 * chord
     u = (0.0, T0[0], 3 * P1[0] - 2 * T0[0] - T1[0], -2 * P1[0] + T0[0] + T1[0])
     v = (0.0, T0[1], 3 * P1[1] - 2 * T0[1] - T1[1], -2 * P1[1] + T0[1] + T1[1])
-    piece = Piece("paramPoly3", p0[0], p0[1], h0, 0.0, first, last, u=u, v=v)
-    fine = piece.sample(64)
-    piece.length = float(np.linalg.norm(np.diff(fine, axis=0), axis=1).sum())
-    return piece
+    return Piece("paramPoly3", p0[0], p0[1], h0, 0.0, first, last, u=u, v=v)
+
+
+def _error(piece: Piece, run: np.ndarray) -> float:
+    """The largest distance of the points ``run`` to the piece (exact for a line and an
+    arc within its sweep; to a dense polyline of the curve for a paramPoly3), or the end's
+    miss when larger."""
+    if piece.kind == "line":
+        c, s = math.cos(piece.hdg), math.sin(piece.hdg)
+        d = run - run[0]
+        along = d[:, 0] * c + d[:, 1] * s
+        off = np.abs(-d[:, 0] * s + d[:, 1] * c)
+        out = np.maximum(np.maximum(-along, along - piece.length), 0.0)
+        return float(np.hypot(off, out).max())
+    if piece.kind == "arc":
+        k = piece.curvature
+        centre = np.array([piece.x - math.sin(piece.hdg) / k, piece.y + math.cos(piece.hdg) / k])
+        r = np.hypot(*(run - centre).T)
+        end = piece.sample(2)[-1]
+        return float(max(np.abs(r - 1.0 / abs(k)).max(), np.hypot(*(end - run[-1]))))
+    curve = piece.sample(max(16, 4 * len(run)))
+    return float(max(_dist_to_polyline(run, curve).max(), np.hypot(*(curve[-1] - run[-1]))))
 
 
 def _fit_span(pts, tang, i: int, j: int, tol: float):
@@ -104,10 +122,11 @@ def _fit_span(pts, tang, i: int, j: int, tol: float):
         piece = _try(kind, run, tang[i], tang[j], i, j)
         if piece is None:
             continue
-        m = max(16, 8 * (j - i))
-        curve = piece.sample(m)
         # the points lie within tol of the curve, and the curve ends within tol of the end
-        if _dist_to_polyline(run, curve).max() <= tol and np.hypot(*(curve[-1] - run[-1])) <= tol:
+        if _error(piece, run) <= tol:
+            if piece.kind == "paramPoly3":
+                fine = piece.sample(64)
+                piece.length = float(np.linalg.norm(np.diff(fine, axis=0), axis=1).sum())
             return piece
     return None
 
