@@ -10,6 +10,9 @@ import yaml
 from ...errors import ExportError
 from ._track import Track
 
+#: libyaml's emitter when PyYAML has it (the pure-Python one is 10x slower)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 
 def _check(track: Track) -> None:
     if track.gates is None:
@@ -48,7 +51,7 @@ def gates_yaml(track: Track) -> bytes:
             for k in range(len(track.gates))
         ],
     }
-    return yaml.safe_dump(doc, sort_keys=False).encode()
+    return yaml.dump(Dumper=_DUMPER, data=doc, sort_keys=False).encode()
 
 
 def lsy_toml(track: Track) -> bytes:
