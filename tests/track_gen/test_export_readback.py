@@ -15,6 +15,8 @@ import matplotlib.image
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procgen_nb.track_gen import export, gates, presets
 
@@ -149,7 +151,7 @@ def _integrate_planview(root) -> tuple[np.ndarray, list[tuple[np.ndarray, float]
             u, v = t, 0 * t
         elif kind.tag == "arc":
             k = float(kind.get("curvature"))
-            t = np.linspace(0, length, 200)
+            t = np.linspace(0, length, 4000)
             # integrate heading hdg + k s with the trapezoid rule (not the closed form)
             ang = k * t
             du, dv = np.cos(ang), np.sin(ang)
@@ -157,7 +159,7 @@ def _integrate_planview(root) -> tuple[np.ndarray, list[tuple[np.ndarray, float]
             v = np.concatenate([[0], np.cumsum((dv[1:] + dv[:-1]) / 2 * np.diff(t))])
         else:
             assert kind.tag == "paramPoly3" and kind.get("pRange") == "normalized"
-            p = np.linspace(0, 1, 200)
+            p = np.linspace(0, 1, 2000)
             c = {k: float(kind.get(k)) for k in kind.keys() if k != "pRange"}
             u = c["aU"] + c["bU"] * p + c["cU"] * p**2 + c["dU"] * p**3
             v = c["aV"] + c["bV"] * p + c["cV"] * p**2 + c["dV"] * p**3
@@ -344,9 +346,8 @@ def test_gltf(gen, ref, tmp_path):
     view = doc["bufferViews"][acc["bufferView"]]
     assert acc["componentType"] == 5126 and acc["type"] == "VEC3"
     pos = np.frombuffer(blob, np.float32, acc["count"] * 3, view["byteOffset"]).reshape(-1, 3)
-    np.testing.assert_allclose(pos.min(0), acc["min"]) and np.testing.assert_allclose(
-        pos.max(0), acc["max"]
-    )
+    np.testing.assert_allclose(pos.min(0), acc["min"])
+    np.testing.assert_allclose(pos.max(0), acc["max"])
     xyz = np.stack([pos[:, 0], -pos[:, 2], pos[:, 1]], 1).astype(np.float64)  # Y up -> Z up
     tol = 1e-6 * np.abs(ref["xy"]).max() * 2
     np.testing.assert_allclose(xyz[0::2, :2], ref["left"], atol=tol)
@@ -382,3 +383,24 @@ def test_index_and_start_grid(gen, tmp_path):
     assert np.all(dist >= 0.49 * min(t.left.min(), t.right.min()))
     yaw_t = np.arctan2(fwd[1], fwd[0])
     assert np.all(np.abs(np.angle(np.exp(1j * (poses[:, 2] - yaw_t)))) < 0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    lobes=st.integers(2, 7),
+    amp=st.floats(0.0, 0.3),
+    n=st.integers(12, 120),
+    radius=st.floats(5.0, 500.0),
+    tol=st.sampled_from([0.001, 0.01, 0.1]),
+)
+def test_opendrive_fit_within_tolerance(lobes, amp, n, radius, tol):
+    t = np.arange(n) / n * 2 * np.pi
+    r = radius * (1 + amp * np.sin(lobes * t))
+    xy = np.stack([r * np.cos(t), r * np.sin(t)], 1)
+    track = export.Track(xy=xy, left=np.full(n, 1.0), right=np.full(n, 1.0))
+    root = ET.fromstring(export.opendrive_xml(track, tolerance=tol))
+    line, pieces = _integrate_planview(root)
+    assert _dist_to_loop(xy, line, closed=False).max() <= tol * (1 + 1e-6) + 1e-9 * radius
+    ends = [p[0][-1] for p in pieces]
+    starts = [p[0][0] for p in pieces[1:] + pieces[:1]]
+    assert max(np.linalg.norm(a - b) for a, b in zip(ends, starts)) <= 2 * tol

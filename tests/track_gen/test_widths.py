@@ -10,6 +10,7 @@ import warp as wp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from procgen_nb.device import available_devices as pg_devices
 from procgen_nb.errors import ParamsError, ProcgenError
 from procgen_nb.track_gen import REASONS, TrackGenConfig, exec, presets, widths
 
@@ -103,12 +104,12 @@ def test_boundary_crossings_refuses_a_short_array():
         )
 
 
-@pytest.mark.parametrize("generator", ["polar", "bezier"])
-def test_cw_reverses_each_loop_keeping_point_zero(generator):
-    kw = dict(num_envs=6, num_points=40, z_profile=True)
+@pytest.mark.parametrize("generator, n", [("polar", 40), ("bezier", 41)])
+def test_cw_reverses_each_loop_keeping_point_zero(generator, n, device):
+    kw = dict(num_envs=6, num_points=n, z_profile=True, device=device)
     a = presets.track(generator, direction="ccw", **kw).result.numpy()
     b = presets.track(generator, direction="cw", **kw).result.numpy()
-    idx = (-np.arange(40)) % 40  # i -> (N - i) % N
+    idx = (-np.arange(n)) % n  # i -> (N - i) % N (an odd N has no middle point to keep)
     assert np.array_equal(b["xy"], a["xy"][:, idx])
     assert np.array_equal(b["z"], a["z"][:, idx])
     assert np.array_equal(b["turning"], -a["turning"])
@@ -151,8 +152,10 @@ def test_constant_and_varying_widths():
     np.testing.assert_allclose(same["width_left"], 2 * same["width_right"], rtol=1e-6)
 
 
-def test_too_wide_is_rejected_by_validity():
-    g = presets.track("polar", num_envs=8, num_points=64, width={"left": 0.6, "right": 0.6})
+def test_too_wide_is_rejected_by_validity(device):
+    g = presets.track(
+        "polar", num_envs=8, num_points=64, width={"left": 0.6, "right": 0.6}, device=device
+    )
     r = g.result.numpy()
     assert r["valid"].sum() == 0 and np.all(r["reason"] & widths.BOUNDARY_CROSSING)
     assert "boundaries" in REASONS[widths.BOUNDARY_CROSSING]
@@ -177,6 +180,19 @@ def test_regenerate_keeps_the_other_envs():
     for key in ("xy", "width_left", "width_right", "turning"):
         assert np.array_equal(after[key][keep], before[key][keep])
     assert not np.array_equal(after["xy"][3], before["xy"][3])
+
+
+@pytest.mark.skipif(
+    not any(d.startswith("cuda") for d in pg_devices()), reason="no CUDA device on this machine"
+)
+def test_cuda_widths_and_directions_match_the_cpu():
+    kw = dict(num_envs=32, num_points=96, direction="random", width={"variation": 0.4})
+    cpu = presets.track("bezier", device="cpu", **kw).result.numpy()
+    gpu = presets.track("bezier", device="cuda:0", **kw).result.numpy()
+    for key in ("turning", "valid", "reason"):
+        assert np.array_equal(cpu[key], gpu[key]), key
+    for key in ("xy", "width_left", "width_right"):
+        np.testing.assert_allclose(cpu[key], gpu[key], atol=1e-5)
 
 
 def test_default_config_adds_no_attribute():

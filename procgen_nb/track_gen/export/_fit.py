@@ -94,7 +94,7 @@ def _try(kind: str, pts: np.ndarray, t0: np.ndarray, t1: np.ndarray, first: int,
     return Piece("paramPoly3", p0[0], p0[1], h0, 0.0, first, last, u=u, v=v)
 
 
-def _error(piece: Piece, run: np.ndarray) -> float:
+def _error(piece: Piece, run: np.ndarray, tol: float) -> float:
     """The largest distance of the points ``run`` to the piece (exact for a line and an
     arc within its sweep; to a dense polyline of the curve for a paramPoly3), or the end's
     miss when larger."""
@@ -108,10 +108,28 @@ def _error(piece: Piece, run: np.ndarray) -> float:
     if piece.kind == "arc":
         k = piece.curvature
         centre = np.array([piece.x - math.sin(piece.hdg) / k, piece.y + math.cos(piece.hdg) / k])
-        r = np.hypot(*(run - centre).T)
-        end = piece.sample(2)[-1]
-        return float(max(np.abs(r - 1.0 / abs(k)).max(), np.hypot(*(end - run[-1]))))
-    curve = piece.sample(max(16, 4 * len(run)))
+        rel = run - centre
+        r = np.hypot(*rel.T)
+        # a point whose angle lies outside the arc's sweep is as far as the nearer end
+        a0 = math.atan2(piece.y - centre[1], piece.x - centre[0])
+        swept = np.mod(np.sign(k) * (np.arctan2(rel[:, 1], rel[:, 0]) - a0), 2 * math.pi)
+        ends = piece.sample(2)
+        near_end = np.minimum(*(np.hypot(*(run - e).T) for e in ends))
+        err = np.where(swept <= abs(k) * piece.length + 1e-12, np.abs(r - 1.0 / abs(k)), near_end)
+        return float(max(err.max(), np.hypot(*(ends[-1] - run[-1]))))
+    # a polyline of the curve fine enough that its chords sag at most tol / 8 (from the
+    # points' own curvature, doubled) so that it cannot hide a miss
+    seg = np.linalg.norm(np.diff(run, axis=0), axis=1)
+    a, b, c = run[:-2], run[1:-1], run[2:]
+    cross = np.abs((b - a)[:, 0] * (c - b)[:, 1] - (b - a)[:, 1] * (c - b)[:, 0])
+    prod = (
+        np.linalg.norm(b - a, axis=1)
+        * np.linalg.norm(c - b, axis=1)
+        * np.linalg.norm(c - a, axis=1)
+    )
+    kappa = 2.0 * float((2.0 * cross / np.maximum(prod, 1e-300)).max(initial=0.0))
+    m = int(min(8192, max(16, 4 * len(run), math.ceil(seg.sum() * math.sqrt(kappa / tol)) + 1)))
+    curve = piece.sample(m)
     return float(max(_dist_to_polyline(run, curve).max(), np.hypot(*(curve[-1] - run[-1]))))
 
 
@@ -123,7 +141,7 @@ def _fit_span(pts, tang, i: int, j: int, tol: float):
         if piece is None:
             continue
         # the points lie within tol of the curve, and the curve ends within tol of the end
-        if _error(piece, run) <= tol:
+        if _error(piece, run, tol) <= tol:
             if piece.kind == "paramPoly3":
                 fine = piece.sample(64)
                 piece.length = float(np.linalg.norm(np.diff(fine, axis=0), axis=1).sum())
@@ -145,9 +163,8 @@ def fit_closed(xy: np.ndarray, tangents: np.ndarray, tol: float) -> list[Piece]:
     pieces: list[Piece] = []
     i = 0
     while i < N:
-        good = _fit_span(pts, tang, i, i + 1, tol) or _try(
-            "paramPoly3", pts[i : i + 2], tang[i], tang[i + 1], i, i + 1
-        )
+        # one segment: a line through both points always fits (nothing between them)
+        good = _fit_span(pts, tang, i, i + 1, tol) or _fit_span(pts, tang, i, i + 1, math.inf)
         lo, step = i + 1, 1
         hi = None
         while True:  # doubling
