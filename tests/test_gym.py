@@ -106,6 +106,7 @@ def test_module_prefixed_id():
 def test_make_vec_one_generator_call():
     v = gym.make_vec(pgym.ENV_ID, num_envs=3, **KW)
     assert isinstance(v, pgym.CarRacingVector)
+    assert v.envs[0]._max_episode_steps == 1000
     obs, _ = v.reset(seed=20)
     assert obs.shape == (3, 96, 96, 3) and v.generator_calls == 1
     assert [e.unwrapped.track_seed for e in v.envs] == [20, 21, 22]

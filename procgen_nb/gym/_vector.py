@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium.vector import SyncVectorEnv
+from gymnasium.wrappers import TimeLimit
 
 from ..errors import ParamsError
 from ._car_racing import CarRacing, make_generator
@@ -20,7 +21,8 @@ class CarRacingVector(SyncVectorEnv):
 
     Args:
         num_envs: K (>= 1).
-        max_episode_steps: ignored (kept for ``make_vec``; wrap the envs to limit steps).
+        max_episode_steps: each env's ``TimeLimit`` (``make_vec`` passes the registered
+            1000); None for none.
         **kwargs: ``CarRacing`` arguments, shared by every env.
 
     Attributes:
@@ -33,7 +35,12 @@ class CarRacingVector(SyncVectorEnv):
                 f"CarRacingVector num_envs: expected an integer >= 1, got {num_envs!r}"
             )
         self._kwargs = kwargs
-        super().__init__([lambda: CarRacing(**kwargs) for _ in range(num_envs)])
+
+        def make() -> Any:
+            env = CarRacing(**kwargs)
+            return TimeLimit(env, max_episode_steps) if max_episode_steps else env
+
+        super().__init__([make for _ in range(num_envs)])
         self.generator_calls = 0
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):

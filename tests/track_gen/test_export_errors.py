@@ -120,3 +120,12 @@ def test_a_failed_write_leaves_no_temporary_file(gen, tmp_path, monkeypatch):
     with pytest.raises(ExportError, match="out"):
         export.export(gen, "ros-map", tmp_path, env=0)
     assert not [n for n in _left(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_bare_result_is_named_by_env_and_needs_a_width(gen, tmp_path):
+    # a TrackResult alone knows no seed, epoch or validity width
+    _refused("width", gen.result, "tumftm", tmp_path, env=0)
+    assert _left(tmp_path) == []
+    entry = export.export(gen.result, "tumftm", tmp_path, env=[1], width=0.02)
+    assert entry["tracks"][0]["files"] == ["track_env1.csv"]
+    assert entry["tracks"][0]["seed"] is None
