@@ -4,7 +4,8 @@
 ``generate()`` returns the device arrays (``xy [E*N]`` vec2, ``valid [E]`` int32, per-point
 attributes). Generators are ``Stage`` classes or ``GeneratorSpec``s registered in
 ``plugin.registry`` (entry-point group ``procgen_nb.track_gen``); ``testing.check_generator``
-checks one against the contract.
+checks one against the contract. ``track_gen.export`` (imported on its own: it loads the
+mesh library and Pillow) writes tracks in simulators' and planners' formats.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from . import (
     _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
     dataset,
     exec,
-    export,
     gates,
     metrics,
     ops,
@@ -42,7 +42,6 @@ __all__ = [
     "build",
     "dataset",
     "exec",
-    "export",
     "gates",
     "metrics",
     "ops",
