@@ -1,6 +1,7 @@
 """The ``procgen-nb`` command: ``procgen-nb demo --out demo.png``, ``procgen-nb warmup``,
 ``procgen-nb dataset --generator polar --count 1000000 --out tracks/``,
-``procgen-nb explore --out generators.html`` (every registered generator on one page).
+``procgen-nb explore --out generators.html`` (every registered generator on one page),
+``procgen-nb export --format tumftm --generator polar --count 8 --out tracks/``.
 
 Every user mistake (a bad option value, an --out that cannot be written) is refused before
 any work starts, in one line on stderr with exit status 2. Warp is imported only by the
@@ -141,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="show the versions and exit")
     sub = parser.add_subparsers(
         dest="command",
-        metavar="{demo,warmup,dataset,explore}",
+        metavar="{demo,warmup,dataset,explore,export}",
         title="commands",
         parser_class=_Parser,
     )
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _dataset_parser(sub)
     _explore_parser(sub)
+    _export_parser(sub)
     return parser
 
 
@@ -435,15 +437,112 @@ def _explore(args: argparse.Namespace) -> int:
     return 0 if ok == len(got) else 1
 
 
+# -- export (track_gen.export) ---------------------------------------------------------------
+EXPORT_DESCRIPTION = """\
+Generates COUNT tracks (env seeds SEED .. SEED+COUNT-1) and writes one file set per valid
+track in FORMAT under OUT, named <generator>_s<seed>_e<epoch>, plus OUT/index.json (the
+files, start line and start grid of each track; the invalid ones listed as skipped).
+Formats: tumftm (CSV), ros-map (PNG + map_server YAML + centerline CSV), opendrive
+(.xodr), fs-cones (cone CSV + FSSIM YAML), gates (YAML + lsy_drone_racing TOML; a course
+with --gates), obj, gltf. Units are metres: --scale metres per world unit. Every file is
+written under a temporary name and renamed; nothing is written after a refused option.
+"""
+
+
+def _export_parser(sub) -> None:
+    ex = sub.add_parser(
+        "export",
+        help="write tracks in a simulator's or planner's format (tumftm, ros-map, opendrive, ...)",
+        description=EXPORT_DESCRIPTION,
+        formatter_class=_Formatter,
+    )
+    ex.add_argument("--format", required=True, metavar="FORMAT", help="the format to write")
+    ex.add_argument("--out", required=True, metavar="DIR", help="the folder (made)")
+    ex.add_argument("--generator", default="polar", help="the registered track generator")
+    ex.add_argument("--count", type=_shard, default=8, help="tracks generated")
+    ex.add_argument("--seed", type=_seed, default=0, help="env seed of track 0 (track t: seed+t)")
+    ex.add_argument("--epoch", type=_epoch, default=0, help="the epoch of every track")
+    ex.add_argument("--num-points", type=_points, default=256, help="points per centerline")
+    ex.add_argument("--scale", type=float, default=1.0, help="metres per world unit")
+    ex.add_argument(
+        "--direction", default="ccw", help="direction of travel: ccw, cw or random (per track)"
+    )
+    for flag, what in (
+        ("--param", "a generator Params field (repeatable), e.g. --param radius_jitter=0.5"),
+        ("--width", "a width field (repeatable), e.g. --width left=0.03 --width variation=0.4"),
+        ("--validity", "a validity field (repeatable), e.g. --validity track_width=0.05"),
+        ("--option", "a format option (repeatable), e.g. --option tolerance=0.01"),
+    ):
+        ex.add_argument(
+            flag, type=_field, action="append", default=None, metavar="KEY=VALUE", help=what
+        )
+    ex.add_argument("--z-profile", action="store_true", help="give the tracks heights (z)")
+    ex.add_argument(
+        "--gates",
+        default=None,
+        metavar="NAME",
+        help="place gates with this gate generator (arc_length, ...): a course; needed by "
+        "--format gates",
+    )
+
+
+def _export(args: argparse.Namespace) -> int:
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        return _fail(f"--out: expected a folder, got the file {args.out!r}")
+    import time
+
+    from .track_gen import export, gates, presets
+
+    if args.format not in export.FORMATS:
+        return _fail(f"--format: expected one of {sorted(export.FORMATS)}, got {args.format!r}")
+    config = {
+        "num_envs": args.count,
+        "num_points": args.num_points,
+        "seed": args.seed,
+        "epoch": args.epoch,
+        "direction": args.direction,
+        "width": dict(args.width) if args.width else None,
+        "validity": dict(args.validity) if args.validity else None,
+        "z_profile": True if args.z_profile else None,
+    }
+    params = dict(args.param or []) or None
+    t0 = time.perf_counter()
+    if args.gates:
+        source = gates.build(
+            args.count,
+            generator=args.generator,
+            generator_params=params,
+            gate_generator=args.gates,
+            num_points=args.num_points,
+            seed=args.seed,
+            epoch=args.epoch,
+        )
+    else:
+        source = presets.track(args.generator, params, **config)
+    made = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    got = export.export(source, args.format, args.out, scale=args.scale, **dict(args.option or []))
+    print(
+        f"export: {len(got['tracks'])} {args.format} tracks under {args.out} "
+        f"({len(got['skipped'])} invalid skipped); generated in {made:.2f} s, "
+        f"written in {time.perf_counter() - t1:.2f} s"
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     from .errors import ProcgenError
 
     try:
-        run = {"demo": _demo, "warmup": _warmup, "dataset": _dataset, "explore": _explore}[
-            args.command
-        ]
+        run = {
+            "demo": _demo,
+            "warmup": _warmup,
+            "dataset": _dataset,
+            "explore": _explore,
+            "export": _export,
+        }[args.command]
         return run(args)
     except ProcgenError as e:
         return _fail(str(e))

@@ -22,7 +22,8 @@ the built-in it refines, so ``except ValueError`` keeps working::
     ├── GeneratorError(ProcgenError, ValueError)     an unknown generator / bad generator_params
     ├── NotCapturableError(ProcgenError, RuntimeError)
     ├── LegacyPluginStreamError(ProcgenError, RuntimeError)
-    └── DuplicateSpecError(ProcgenError, ValueError)
+    ├── DuplicateSpecError(ProcgenError, ValueError)
+    └── ExportError(ProcgenError, ValueError)        track_gen.export input (format, env, out)
 
 Messages follow the form "<input>: expected <what is accepted>, got <value>".
 """
@@ -113,3 +114,9 @@ class LegacyPluginStreamError(ProcgenError, RuntimeError):
 
 class DuplicateSpecError(ProcgenError, ValueError):
     """A registry already holds a spec of that kind and name."""
+
+
+# -- track_gen.export ------------------------------------------------------------------------
+class ExportError(ProcgenError, ValueError):
+    """A track could not be exported as asked: an unknown format, an env out of range, widths
+    the track does not allow, an output folder that cannot be one."""

@@ -4,7 +4,8 @@
 ``generate()`` returns the device arrays (``xy [E*N]`` vec2, ``valid [E]`` int32, per-point
 attributes). Generators are ``Stage`` classes or ``GeneratorSpec``s registered in
 ``plugin.registry`` (entry-point group ``procgen_nb.track_gen``); ``testing.check_generator``
-checks one against the contract.
+checks one against the contract. ``track_gen.export`` (imported on its own: it loads the
+mesh library and Pillow) writes tracks in simulators' and planners' formats.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from . import (
     plugin,
     presets,
     testing,
+    widths,
 )
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
 from .sweep import SweepResult, sweep
+from .widths import WidthParams
 
 __all__ = [
     "Course",
@@ -35,6 +38,7 @@ __all__ = [
     "TrackGenerator",
     "TrackResult",
     "ValidityParams",
+    "WidthParams",
     "build",
     "dataset",
     "exec",
@@ -45,4 +49,5 @@ __all__ = [
     "presets",
     "sweep",
     "testing",
+    "widths",
 ]

@@ -123,6 +123,7 @@ REASONS = {
     16: "turn radius below min_turn_radius",
     32: "clearance below track_width",
     64: "road surface overlaps itself (road_overlap)",
+    128: "boundaries cross themselves or each other (width, track_gen.widths)",
 }
 
 

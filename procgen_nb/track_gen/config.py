@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ParamsError
 from ..params import Field, Params
 from ._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
+from .widths import WidthParams, resolve_direction, resolve_width
 
 #: The default validity (``validity=None`` or ``"drivable"``), times ``TrackGenConfig.scale``:
 #: a band ``track_width`` wide around the centerline does not overlap itself (no pinch:
@@ -83,6 +84,10 @@ class TrackGenConfig:
             it is, not scaled).
         z_profile: None/False for flat tracks, True or a dict of ``ZProfile.Params`` fields
             for a per-point ``"z"`` attribute.
+        width: None (no width attributes), or a ``widths.WidthParams`` (or a dict of its
+            fields) for per-point ``"width_left"`` / ``"width_right"`` attributes.
+        direction: ``"ccw"`` (the default), ``"cw"`` or ``"random"`` (per env, from its
+            seed): the direction of travel (see ``track_gen.widths``).
 
     Raises:
         ParamsError: a field out of range (the message names the field and the value).
@@ -99,8 +104,16 @@ class TrackGenConfig:
     env_seeds: Sequence[int] | None = None
     validity: ValidityParams | Mapping[str, Any] | None = None
     z_profile: Any = None
+    # -- widths and direction (track_gen.widths) --
+    width: WidthParams | Mapping[str, Any] | None = None
+    direction: str = "ccw"
 
     def __post_init__(self) -> None:
+        if isinstance(self.width, Mapping):  # the sides it does not name: DRIVABLE * scale / 2
+            half = DRIVABLE["track_width"] * self.scale / 2
+            self.width = {"left": half, "right": half, **self.width}
+        self.width = resolve_width(self.width)
+        self.direction = resolve_direction(self.direction)
         self.num_envs = _int("num_envs", self.num_envs, 1, 1 << 24)
         self.num_points = _int("num_points", self.num_points, 8, 1 << 16)
         self.seed = _int("seed", self.seed, *SEED_RANGE)

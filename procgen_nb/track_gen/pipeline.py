@@ -30,7 +30,7 @@ import numpy as np
 import warp as wp
 
 from ..errors import GeneratorError, NotCapturableError, ParamsError
-from . import _threads, _update, ops
+from . import _threads, _update, _widths_steps, ops
 from ._checks import check_epoch, mask_values
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
@@ -150,9 +150,12 @@ class TrackGenerator(_StepBuilder):
         self._build_generator(stage, params, cfg)
         self._build_resample(stage)
         self._post_stages = self._build_post(cfg)
+        _widths_steps.build_steps(self, cfg)  # direction, widths (nothing by default)
         self._build_validity(cfg.validity)
+        _widths_steps.build_checks(self, cfg)  # boundary crossings (only with widths)
         self._plans: dict[str, list[Any]] = {}
-        self._run_eager("generate")
+        if self._parent is None:  # the warm-up, once: a part's share is already written
+            self._run_eager("generate")
         self._parts = _threads.build_parts(self, cfg)
 
     # -- running ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from ._controls import FieldControl, IntBox, control_class
-from .canvas import TrackCanvas, env_metrics
+from .canvas import TrackCanvas, env_metrics, show
 from .clipboard import CopyButton
 from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
@@ -74,4 +74,5 @@ __all__ = [
     "read_outputs",
     "report_rows",
     "save_values",
+    "show",
 ]

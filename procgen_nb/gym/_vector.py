@@ -1,0 +1,71 @@
+"""``CarRacingVector``: many ``CarRacing`` envs whose tracks come from one generator call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import SyncVectorEnv
+from gymnasium.wrappers import TimeLimit
+
+from ..errors import ParamsError
+from ._car_racing import CarRacing, make_generator
+
+
+class CarRacingVector(SyncVectorEnv):
+    """``gymnasium.make_vec("procgen_nb/CarRacing-v0", num_envs=K, ...)``: K CarRacing envs
+    run one after another (Gymnasium's ``SyncVectorEnv``); ``reset`` makes all K tracks in
+    one ``TrackGenerator`` call (env seeds ``seed .. seed + K - 1``, or one drawn per env),
+    and hands each env its own. An env that finishes mid-run (autoreset) makes its next
+    track alone.
+
+    Args:
+        num_envs: K (>= 1).
+        max_episode_steps: each env's ``TimeLimit`` (``make_vec`` passes the registered
+            1000); None for none.
+        **kwargs: ``CarRacing`` arguments, shared by every env.
+
+    Attributes:
+        generator_calls: how many generator batches ``reset`` has made.
+    """
+
+    def __init__(self, num_envs: int = 1, max_episode_steps: int | None = None, **kwargs: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ParamsError(
+                f"CarRacingVector num_envs: expected an integer >= 1, got {num_envs!r}"
+            )
+        self._kwargs = kwargs
+
+        def make() -> Any:
+            env = CarRacing(**kwargs)
+            return TimeLimit(env, max_episode_steps) if max_episode_steps else env
+
+        super().__init__([make for _ in range(num_envs)])
+        self.generator_calls = 0
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        """Resets every env, its track made in one batch with the others'."""
+        K = self.num_envs
+        if seed is None:
+            seeds = [int(s) for s in np.random.default_rng().integers(0, 1 << 31, K)]
+            gym_seeds: Any = None
+        elif isinstance(seed, int):
+            seeds, gym_seeds = [(seed + i) % (1 << 31) for i in range(K)], seed
+        else:
+            if len(seed) != K:
+                raise ParamsError(f"CarRacingVector seed: expected {K} seeds, got {len(seed)}")
+            rng = np.random.default_rng()
+            seeds = [
+                int(s) % (1 << 31) if s is not None else int(rng.integers(0, 1 << 31)) for s in seed
+            ]
+            gym_seeds = list(seed)
+        env0 = self.envs[0].unwrapped
+        _, tracks = make_generator(seeds, **env0._track_args)
+        self.generator_calls += 1
+        for env, s, t in zip(self.envs, seeds, tracks, strict=True):
+            env.unwrapped._next = (s, t)
+        # an env reset without a seed of its own takes the track handed to it
+        return super().reset(seed=gym_seeds, options=options)
+
+
+__all__ = ["CarRacingVector"]

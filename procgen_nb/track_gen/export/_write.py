@@ -1,0 +1,148 @@
+"""``export(source, format, out)``: one file set per track, named by its seed and epoch, and
+``index.json`` listing what each format wrote."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...errors import ExportError
+from . import _cones, _gates, _mesh, _opendrive, _rosmap, _tumftm
+from ._files import prepare_out, write_set
+from ._track import Track, check_exportable, tracks
+
+#: format name -> the renderer of one track's files
+FORMATS: dict[str, Callable[..., dict[str, bytes]]] = {
+    "fs-cones": _cones.render,
+    "gates": _gates.render,
+    "gltf": _mesh.render_gltf,
+    "obj": _mesh.render_obj,
+    "opendrive": _opendrive.render,
+    "ros-map": _rosmap.render,
+    "tumftm": _tumftm.render,
+}
+
+INDEX = "index.json"
+
+
+def _renderer(fmt: Any, options: dict[str, Any]) -> Callable[[Track], dict[str, bytes]]:
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise ExportError(f"format: expected one of {sorted(FORMATS)}, got {fmt!r}")
+    render = FORMATS[fmt]
+    accepted = [p for p in inspect.signature(render).parameters if p != "track"]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ExportError(f"{fmt} options: expected some of {accepted}, got {unknown}")
+    return lambda track: render(track, **options)
+
+
+def _entry(track: Track, files: list[str]) -> dict[str, Any]:
+    a, b = track.start_line()
+    return {
+        "env": track.env,
+        "seed": track.seed,
+        "epoch": track.epoch,
+        "generator": track.generator,
+        "files": files,
+        "points": len(track.xy),
+        "length_m": float(track.arc_length()[-1]),
+        "start_index": track.start_index(),
+        "start_line": [a.tolist(), b.tolist()],
+        "start_poses": track.start_poses().tolist(),
+    }
+
+
+def export(
+    source: Any,
+    format: str,
+    out: Any,
+    *,
+    env: Any = None,
+    scale: float = 1.0,
+    width: Any = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """Writes one file set per track in ``format`` under the folder ``out``.
+
+    Args:
+        source: a ``TrackGenerator``, ``TrackResult``, ``Course``, ``Track`` or list of them.
+        format: one of ``FORMATS`` (``"tumftm"``, ``"ros-map"``, ``"opendrive"``,
+            ``"fs-cones"``, ``"gates"``, ``"obj"``, ``"gltf"``).
+        out: the folder (made when missing).
+        env: an env index or a list of them (each must be valid), or None: every valid env
+            (the others are listed in the index's ``skipped``).
+        scale: metres per world unit.
+        width: metres each side (or ``(left, right)``) in place of the track's widths.
+        **options: the format's own (``resolution``, ``tolerance``, ``spacing``,
+            ``wall_height``...; see its renderer).
+
+    Returns:
+        This format's entry of ``out/index.json``: ``tracks`` (env, seed, epoch, files,
+        start line and grid), ``skipped``, ``scale``.
+
+    Raises:
+        ExportError: an unknown format or option, an env out of range or invalid, widths
+            whose boundaries cross, an ``out`` that is a file. Nothing is written then:
+            every track is rendered before the first file is, and each file is written
+            under a temporary name and renamed.
+    """
+    render = _renderer(format, options)
+    picked = tracks(source, env, scale=scale, width=width)
+    rendered, skipped = [], []
+    for t in picked:
+        if env is None and (not t.valid or t.crossing != 0):
+            why = "boundaries cross" if t.crossing else f"reason {t.reason}"
+            skipped.append({"env": t.env, "seed": t.seed, "epoch": t.epoch, "why": why})
+            continue
+        check_exportable(t)
+        rendered.append((t, render(t)))
+    folder = prepare_out(out)
+    entries = [_entry(t, write_set(folder, files)) for t, files in rendered]
+    entry = {"scale": float(scale), "tracks": entries, "skipped": skipped}
+    index = {"formats": {}}
+    path = Path(folder) / INDEX
+    try:
+        old = json.loads(path.read_text())
+        if isinstance(old, dict) and isinstance(old.get("formats"), dict):
+            index = old
+    except (OSError, ValueError):
+        pass
+    index["formats"][format] = entry
+    write_set(folder, {INDEX: (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()})
+    return entry
+
+
+def _one(fmt: str) -> Callable[..., dict[str, Any]]:
+    def run(source: Any, out: Any, **kwargs: Any) -> dict[str, Any]:
+        return export(source, fmt, out, **kwargs)
+
+    run.__name__ = fmt.replace("-", "_")
+    run.__doc__ = f"Writes ``{fmt}`` file sets: ``export(source, {fmt!r}, out, **kwargs)``.\n\n" + (
+        inspect.getdoc(FORMATS[fmt]) or ""
+    )
+    return run
+
+
+fs_cones = _one("fs-cones")
+gates = _one("gates")
+gltf = _one("gltf")
+obj = _one("obj")
+opendrive = _one("opendrive")
+ros_map = _one("ros-map")
+tumftm = _one("tumftm")
+
+__all__ = [
+    "FORMATS",
+    "INDEX",
+    "export",
+    "fs_cones",
+    "gates",
+    "gltf",
+    "obj",
+    "opendrive",
+    "ros_map",
+    "tumftm",
+]

@@ -1,0 +1,139 @@
+"""The Gymnasium CarRacing bridge: registration, check_env, tracks by seed, tiles on the
+exported widths, the vector form's single generator call."""
+
+from __future__ import annotations
+
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium", reason="the gym extra (gymnasium) is not installed")
+pytest.importorskip("Box2D", reason="the gym extra (box2d) is not installed")
+
+import procgen_nb.gym as pgym  # noqa: E402
+from procgen_nb.errors import GeneratorError, ParamsError  # noqa: E402
+from procgen_nb.track_gen import export, presets  # noqa: E402
+
+KW = {"generator": "polar", "num_points": 160}
+
+
+@pytest.fixture
+def env():
+    e = gym.make(pgym.ENV_ID, render_mode="rgb_array", **KW)
+    yield e
+    e.close()
+
+
+def test_check_env(env):
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=False)
+
+
+def test_reset_picks_the_track_by_seed(env):
+    a, _ = env.reset(seed=5)
+    ta = env.unwrapped.track_seed, [t[2:] for t in env.unwrapped.track]
+    b, _ = env.reset(seed=6)
+    tb = [t[2:] for t in env.unwrapped.track]
+    c, _ = env.reset(seed=5)
+    assert env.unwrapped.track_seed == 5 == ta[0]
+    assert [t[2:] for t in env.unwrapped.track] == ta[1] and np.array_equal(a, c)
+    assert ta[1] != tb
+    # options={"track_seed": s} picks the track apart from the rng seed
+    env.reset(seed=99, options={"track_seed": 5})
+    assert [t[2:] for t in env.unwrapped.track] == ta[1]
+
+
+def test_tiles_follow_the_exported_widths(env):
+    env.reset(seed=7)
+    u = env.unwrapped
+    half = 40 / 6 / pgym.DEFAULT_SCALE
+    g = presets.track(
+        "polar", num_envs=1, num_points=160, env_seeds=[7], width={"left": half, "right": half}
+    )
+    (t,) = export.tracks(g, scale=pgym.DEFAULT_SCALE)
+    lb, rb = t.boundaries()
+    i0 = t.start_index()
+    got = np.array([[f.shape.vertices for f in tile.fixtures][0] for tile in u.road])
+    assert len(u.road) == 160
+    # tile k: vertices left/right at point k and point k - 1 of the lap from the start line
+    for k in (0, 1, 50, 159):
+        i, j = (i0 + k) % 160, (i0 + k - 1) % 160
+        want = np.array([lb[i], rb[i], rb[j], lb[j]])
+        # Box2D keeps a polygon's corners in its own (counter-clockwise) order
+        np.testing.assert_allclose(np.sort(got[k], axis=0), np.sort(want, axis=0), atol=1e-3)
+    # the car starts on the start line, facing along the track
+    x, y = u.car.hull.position
+    np.testing.assert_allclose([x, y], t.xy[i0], atol=0.05)  # (reset steps the world once)
+
+
+def test_custom_widths_and_steps():
+    e = gym.make(pgym.ENV_ID, width={"left": 0.05, "right": 0.02, "variation": 0.3}, **KW)
+    e.reset(seed=2)
+    u = e.unwrapped
+    tr = u.procgen_track
+    lb, rb = tr.boundaries()
+    i0 = tr.start_index()
+    # each tile's left and right corners at its point are the track's boundaries there,
+    # left + right apart
+    np.testing.assert_allclose(np.linalg.norm(lb - rb, axis=1), tr.left + tr.right, rtol=1e-9)
+    for k, tile in enumerate(u.road):
+        i = (i0 + k) % len(lb)
+        corners = np.array(tile.fixtures[0].shape.vertices)
+        assert np.linalg.norm(corners - lb[i], axis=1).min() < 1e-3
+        assert np.linalg.norm(corners - rb[i], axis=1).min() < 1e-3
+    assert tr.left.std() > 0  # the widths vary along the lap
+    total = 0.0
+    for _ in range(30):
+        obs, r, term, trunc, _ = e.step(np.array([0.0, 1.0, 0.0], np.float32))
+        total += r
+        assert obs.shape == (96, 96, 3) and np.isfinite(r)
+    assert total > 0  # it drove over new tiles
+    e.close()
+
+
+def test_module_prefixed_id():
+    e = gym.make("procgen_nb.gym:procgen_nb/CarRacing-v0", **KW)
+    assert isinstance(e.unwrapped, pgym.CarRacing)
+    e.close()
+
+
+def test_make_vec_one_generator_call():
+    v = gym.make_vec(pgym.ENV_ID, num_envs=3, **KW)
+    assert isinstance(v, pgym.CarRacingVector)
+    assert v.envs[0]._max_episode_steps == 1000
+    obs, _ = v.reset(seed=20)
+    assert obs.shape == (3, 96, 96, 3) and v.generator_calls == 1
+    assert [e.unwrapped.track_seed for e in v.envs] == [20, 21, 22]
+    single = gym.make(pgym.ENV_ID, **KW)
+    single.reset(seed=21)
+    assert [t[2:] for t in v.envs[1].unwrapped.track] == [t[2:] for t in single.unwrapped.track]
+    v.reset()
+    assert v.generator_calls == 2 and len({e.unwrapped.track_seed for e in v.envs}) == 3
+    obs, r, *_ = v.step(np.zeros((3, 3), np.float32))
+    assert r.shape == (3,)
+    v.close()
+    single.close()
+
+
+def test_bad_arguments():
+    with pytest.raises(ParamsError, match="scale"):
+        pgym.CarRacing(scale=0)
+    with pytest.raises(GeneratorError):
+        pgym.CarRacing(generator="no.such")
+    with pytest.raises(ParamsError, match="num_envs"):
+        pgym.CarRacingVector(num_envs=0)
+
+
+def test_extras_and_entry_point_declared():
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    gym_extra = meta["optional-dependencies"]["gym"]
+    assert {d.split("==")[0] for d in gym_extra} == {"gymnasium", "box2d", "pygame"}
+    assert all("==" in d for d in gym_extra)
+    assert set(gym_extra) <= set(meta["optional-dependencies"]["test"])
+    assert meta["entry-points"]["gymnasium.envs"]["procgen_nb"] == "procgen_nb.gym:register_envs"
