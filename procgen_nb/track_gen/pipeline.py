@@ -30,8 +30,9 @@ import numpy as np
 import warp as wp
 
 from ..errors import GeneratorError, NotCapturableError, ParamsError
+from ..launch import logging_open, unlogged
 from . import _threads, _update, ops
-from ._checks import check_epoch, mask_values
+from ._checks import mask_values
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
     _check_legacy_stream,
@@ -43,12 +44,12 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
 from ._steps import _Step, _StepBuilder
 from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, threads_wanted
 from .config import TrackGenConfig
-from .exec import LaunchContext, _context, capturing, check_eager_cpu
+from .exec import LaunchContext, _context, _GraphCalls, capturing, check_eager_cpu
 from .ops import _kernels as _k
 from .plugin import CaptureClass, registry
 
 
-class TrackGenerator(_StepBuilder):
+class TrackGenerator(_GraphCalls, _StepBuilder):
     """Generates ``num_envs`` closed centerlines of ``num_points`` points per call.
 
     Args:
@@ -152,7 +153,9 @@ class TrackGenerator(_StepBuilder):
         self._post_stages = self._build_post(cfg)
         self._build_validity(cfg.validity)
         self._plans: dict[str, list[Any]] = {}
-        self._run_eager("generate")
+        self._built()
+        with unlogged():  # the warm-up is no part of a graph node's recording
+            self._run_eager("generate")
         self._parts = _threads.build_parts(self, cfg)
 
     # -- running ------------------------------------------------------------------------------
@@ -210,14 +213,18 @@ class TrackGenerator(_StepBuilder):
         self._plans[mode] = plan
         return plan
 
-    def _run(self, mode: str) -> TrackResult:
-        if self._parts and not (self.ctx._eager() or capturing(self.ctx)):
+    def _run(self, mode: str, epoch: int | None = None) -> TrackResult:
+        logged = logging_open()  # a graph node is cooking: the call joins its recording
+        if self._parts and not (self.ctx._eager() or capturing(self.ctx) or logged):
+            self._called(epoch)
             return _threads.run_parts(self, mode)  # the parts replay their shares
         for item in self._plan(mode):
             if isinstance(item, _Step):
+                self._host_step(item.name)
                 self._run_step(item, self.ctx)
             else:
                 item.replay()
+        self._called(epoch)
         return self.result
 
     @property
@@ -256,11 +263,8 @@ class TrackGenerator(_StepBuilder):
                 [0, 2**31 - 1]).
         """
         if epoch is not None:
-            epoch = check_epoch("generate epoch", epoch)
-            if epoch != self.config.epoch:
-                self.config.epoch = epoch
-                self.ctx.fill(self._epoch, epoch)
-        return self._run("generate")
+            self._set_epoch(epoch)
+        return self._run("generate", epoch)
 
     def regenerate(self, mask: Any = None) -> TrackResult:
         """Regenerates the envs ``mask`` names (the invalid ones when None) with new seeds.

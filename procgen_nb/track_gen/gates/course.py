@@ -25,6 +25,7 @@ import numpy as np
 import warp as wp
 
 from ...errors import GeneratorError, ParamsError
+from ...launch import unlogged
 from .._checks import check_int, check_positive
 from ..config import TrackGenConfig
 from ..exec import LaunchContext, _context
@@ -134,7 +135,8 @@ class Course:
             self.track = TrackGenerator(track, self.ctx)
             self.gates = GateGenerator(gates, self.ctx, generator=stage, track=self.track)
         self._build_course()
-        self._run_course(eager=True)
+        with unlogged():  # the warm-up is no part of a graph node's recording
+            self._run_course(eager=True)
 
     # -- construction --------------------------------------------------------------------
     def _build_course(self) -> None:
