@@ -43,7 +43,9 @@ def test_track_generator_on_the_default_context_gives_the_pinned_bytes():
 
 
 def test_track_generator_refuses_a_non_context():
-    with pytest.raises(pg.ParamsError, match=r"ctx: expected a track_gen.exec.LaunchContext or None, got 'cpu'"):
+    with pytest.raises(
+        pg.ParamsError, match=r"ctx: expected a track_gen.exec.LaunchContext or None, got 'cpu'"
+    ):
         TrackGenerator(_cfg(), ctx="cpu")
 
 
