@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ..columns import Column, LiveCount, Record
+
 
 @dataclasses.dataclass
 class TrackResult:
@@ -25,6 +27,12 @@ class TrackResult:
     The pipeline's validity stage only asks whether a loop crosses itself (it stops at the
     first crossing); reading ``crossings`` counts every pair of the envs found crossing (one
     launch over the envs, nothing read back), so it always holds the full counts.
+
+    The same arrays in the runtime's types (no copy): ``points`` (a Vec2 Column of the
+    ``E*N`` points), ``flags`` (the valid flags, an Int Column), ``valid_live`` (the valid
+    count as a live count whose capacity is E) and ``columns()`` (a Record of them, what a
+    track generator's graph node answers): a graph compacts the valid envs on the device
+    with nothing read back.
     """
 
     xy: wp.array
@@ -55,6 +63,36 @@ class TrackResult:
             f"track result: expected one of {['xy', 'valid', *sorted(self.attributes)]}, "
             f"got {name!r}"
         )
+
+    @property
+    def points(self) -> Column:
+        """``xy`` as a Vec2 Column (``E*N`` points, env ``e`` at ``e*N``); no copy."""
+        return Column(self.xy, "Vec2")
+
+    @property
+    def flags(self) -> Column:
+        """``valid`` as an Int Column (``[E]``, 1 valid); no copy."""
+        return Column(self.valid, "Int")
+
+    @property
+    def valid_live(self) -> LiveCount:
+        """The valid count as a live count (its word read as u32, capacity E); no copy."""
+        return LiveCount(self.valid_count.view(wp.uint32), self.num_envs)
+
+    def columns(self) -> Record:
+        """A Record of the result in the runtime's types: ``xy`` (Vec2), ``valid``,
+        ``reason`` and ``turning`` (Int), ``valid_count`` (a live count) and each attribute
+        (Float, ``[E*N]``). The arrays are the result's own (the next call writes them)."""
+        out = Record(
+            xy=self.points,
+            valid=self.flags,
+            reason=Column(self.reason, "Int"),
+            turning=Column(self.turning, "Int"),
+            valid_count=self.valid_live,
+        )
+        for name, arr in sorted(self.attributes.items()):
+            out[name] = Column(arr, "Float")
+        return out
 
     def num_valid(self) -> int:
         """Reads the live count of valid envs back (one readback)."""

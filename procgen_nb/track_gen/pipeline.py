@@ -33,6 +33,7 @@ from ..errors import GeneratorError, NotCapturableError, ParamsError
 from ..launch import logging_open, unlogged
 from . import _threads, _update, ops
 from ._checks import mask_values
+from ._node import track_node
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
     _check_legacy_stream,
@@ -310,6 +311,18 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
             )
         for step in [self._head(mode), *self._steps]:
             self._run_step(step, ctx)
+
+    def node(self, name: str | None = None) -> Any:
+        """Returns this generator as a graph node: its Params fields and ``epoch`` are the
+        node's parameters (dynamic ones replay), and it answers ``result.columns()``.
+
+        Args:
+            name: the node's type name (``track_<generator>`` when None).
+
+        Raises:
+            GeneratorError: a Params class with a field named ``epoch``.
+        """
+        return track_node(self, name)
 
     def update(
         self,
