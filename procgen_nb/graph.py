@@ -442,7 +442,7 @@ class Graph(KernelParams):
                 recordable,
                 set(tr.host),
                 {k: dyn[k] for k in deps if k in dyn},
-                [(e[1], e[2]) for e in log if e[0] == "stale"],
+                _last_of(e for e in log if e[0] == "stale"),
             )
             outputs[name] = result
             events = list(scope.events)
@@ -524,6 +524,13 @@ _MISSING = object()
 def _same(a: Any, b: Any) -> bool:
     """True when two dynamic values are the same value (of the same type)."""
     return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def _last_of(entries: Any) -> list[tuple[Any, Callable[[], Any]]]:
+    """(value, probe) of each probe's last entry (a node that calls a generator twice is
+    stale only once another call follows its own second one)."""
+    last = {e[2]: e[1] for e in entries}
+    return [(v, probe) for probe, v in last.items()]
 
 
 def _stale(state: _State) -> bool:

@@ -126,15 +126,15 @@ def _track_graph(tg, extra=None):
     return g
 
 
-def _fresh_flags(cfg, params):
+def _fresh_flags(cfg, params):  # a fresh generator and graph at the same values
     tg = TrackGenerator(cfg)
     tg.generate()
     out = _track_graph(tg).cook(params=params)["tracks"]
     return out["flags"].numpy().copy(), out["valid"].numpy().copy()
 
 
-def test_a_replay_reruns_the_generator_whatever_else_called_it():
-    cfg = _cfg()
+def test_a_replay_reruns_the_generator_whatever_else_called_it(device):
+    cfg = _cfg(device)
     tg = TrackGenerator(cfg)
     tg.generate(epoch=3)  # the word already holds the node's epoch: the node still fills it
     g = _track_graph(tg)
@@ -306,12 +306,12 @@ def _jitter_graph(tg):
     return g
 
 
-def _polar():
-    return TrackGenerator(_cfg(generator="polar", num_envs=6, seed=3))
+def _polar(device="cpu"):
+    return TrackGenerator(_cfg(device, generator="polar", num_envs=6, seed=3))
 
 
-def test_a_node_moving_a_dynamic_params_field_replays_without_planning():
-    tg = _polar()
+def test_a_node_moving_a_dynamic_params_field_replays_without_planning(device):
+    tg = _polar(device)
     g = _jitter_graph(tg)
     g.cook(params={"tracks.jitter": 0.2, "tracks.epoch": 1})
     for jitter, epoch in ((0.6, 1), (0.9, 4), (0.05, 2)):
@@ -320,12 +320,14 @@ def test_a_node_moving_a_dynamic_params_field_replays_without_planning():
         moved = pg.traffic() - before
         assert cookrun.counts().plans == plans and moved.readbacks == 0
         assert out.report.nodes[0].replayed
-        ref = _jitter_graph(_polar()).cook(params={"tracks.jitter": jitter, "tracks.epoch": epoch})
+        ref = _jitter_graph(_polar(device)).cook(
+            params={"tracks.jitter": jitter, "tracks.epoch": epoch}
+        )
         for key in ("xy", "valid"):
             assert np.array_equal(out["tracks"][key].numpy(), ref["tracks"][key].numpy()), key
         # Python's copies follow what the replay wrote
         assert tg.params.radius_jitter == pytest.approx(jitter) and tg.config.epoch == epoch
-    direct = _polar()  # and the fields' own door agrees: update then generate
+    direct = _polar(device)  # and the fields' own door agrees: update then generate
     direct.update(generator_params={"radius_jitter": 0.05})
     direct.generate(epoch=2)
     assert tg.result.fingerprint() == direct.result.fingerprint()
@@ -340,3 +342,45 @@ def test_a_value_the_params_field_refuses_plans_again_and_refuses():
         g.cook(params={"tracks.jitter": 1.5})  # the node allows it, PolarParams does not
     assert g.values["tracks.jitter"] == 0.3
     assert np.array_equal(g.last["tracks"]["xy"].numpy(), kept)
+
+
+def test_a_node_reading_a_result_back_plans_again_every_cook():
+    tg = TrackGenerator(_cfg())
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100), dynamic=True)})
+    def counted(epoch):
+        res = tg.generate(epoch=epoch)
+        return {"n": res.num_valid(), "valid": pg.Column(res.valid)}  # a host value
+
+    g = pg.Graph("counted")
+    g.add("counted", counted)
+    g.cook(params={"counted.epoch": 1})
+    plans = cookrun.counts().plans
+    out = g.cook(params={"counted.epoch": 2})
+    assert cookrun.counts().plans == plans + 1 and not out.report.nodes[0].replayed
+    ref = TrackGenerator(_cfg())
+    ref.generate(epoch=2)
+    assert out["counted"]["n"] == int(np.count_nonzero(ref.result.valid.numpy()))
+    assert np.array_equal(out["counted"]["valid"].numpy(), ref.result.valid.numpy())
+
+
+def test_a_node_calling_a_generator_twice_is_reused_when_nothing_else_called_it():
+    tg = TrackGenerator(_cfg())
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100))})
+    def twice(epoch):
+        tg.generate(epoch=epoch + 1)
+        return pg.Column(tg.generate(epoch=epoch).valid)
+
+    g = pg.Graph("twice")
+    g.add("twice", twice)
+    g.cook(params={"twice.epoch": 3})
+    before = pg.traffic()
+    again = g.cook(params={"twice.epoch": 3})
+    assert all(n.reused for n in again.report.nodes) and (pg.traffic() - before).launches == 0
+    tg.generate(epoch=50)  # another call: the node's recording runs again
+    out = g.cook(params={"twice.epoch": 3})
+    ref = TrackGenerator(_cfg())
+    ref.generate(epoch=3)
+    assert np.array_equal(out["twice"].numpy(), ref.result.valid.numpy())
+    assert tg.result.fingerprint() == ref.result.fingerprint()

@@ -68,8 +68,8 @@ def _read(out):
     return n, k["indices"].numpy()[:n].copy(), k["turning"].numpy()[:n].copy()
 
 
-def test_a_graph_compacts_the_valid_envs_on_the_device_with_no_readback():
-    tg = _tg(generator="hull", num_envs=24)
+def test_a_graph_compacts_the_valid_envs_on_the_device_with_no_readback(device):
+    tg = _tg(generator="hull", num_envs=24, device=device)
     g = _graph(tg)
     before = pg.traffic()
     out = g.cook(params={"tracks.epoch": 0})

@@ -11,6 +11,7 @@ import numpy as np
 import warp as wp
 
 from ..columns import Column, LiveCount, Record
+from ..launch import log_entry
 
 
 @dataclasses.dataclass
@@ -95,12 +96,15 @@ class TrackResult:
         return out
 
     def num_valid(self) -> int:
-        """Reads the live count of valid envs back (one readback)."""
+        """Reads the live count of valid envs back (one readback). Inside a graph node the
+        node then plans again every cook (a host read is not recorded)."""
+        log_entry(("unrecordable", "TrackResult.num_valid() (a readback)"))
         return int(self.ctx.readback(self.valid_count)[0])
 
     def numpy(self) -> dict[str, np.ndarray]:
         """Reads every array back: xy ``[E, N, 2]``, valid, reason, crossings, turning,
-        attributes ``[E, N]``."""
+        attributes ``[E, N]``. Inside a graph node the node then plans again every cook."""
+        log_entry(("unrecordable", "TrackResult.numpy() (a readback)"))
         E, N = self.num_envs, self.num_points
         out = {
             "xy": self.ctx.readback(self.xy).reshape(E, N, 2),
@@ -123,6 +127,7 @@ class TrackResult:
         """
         from . import metrics
 
+        log_entry(("unrecordable", "TrackResult.metrics() (a readback)"))
         return metrics.compute(self, straight_ratio)
 
     def fingerprint(self) -> str:

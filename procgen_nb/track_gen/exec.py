@@ -87,8 +87,14 @@ class _GraphCalls:
         if not logging_open():
             return
         log_entry(("sync", self._replayed, (epoch,)))
-        log_entry(("probe", self._build_version, lambda: self._build_version))
-        log_entry(("stale", self._calls, lambda: self._calls))
+        log_entry(("probe", self._build_version, self._build_count))
+        log_entry(("stale", self._calls, self._call_count))
+
+    def _build_count(self) -> int:
+        return self._build_version
+
+    def _call_count(self) -> int:
+        return self._calls
 
     def _replayed(self, epoch: int | None) -> None:
         """A graph replayed a call of this generator: Python's epoch follows the word's."""

@@ -55,7 +55,9 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
 
     Args:
         config: a ``TrackGenConfig`` (or a subclass carrying a legacy plugin's knobs).
-        ctx: the launch context to emit through (a new one on ``config.device`` when None).
+        ctx: the launch context to emit through: any ``procgen_nb.LaunchContext`` (the one
+            class of both doors, ``pg.default_context()`` included); a new one on
+            ``config.device`` when None.
         generator: a Stage or GeneratorSpec to run instead of looking ``config.generator``
             up in the registry (the conformance kit checks unregistered generators this way).
         eager_cpu: True runs every CPU call eagerly, as the seed says (each call launches

@@ -26,7 +26,7 @@ import warp as wp
 
 from ...columns import Column, LiveCount, Record
 from ...errors import GeneratorError, ParamsError
-from ...launch import unlogged
+from ...launch import log_entry, unlogged
 from .._checks import check_int, check_positive
 from .._node import course_node
 from ..config import TrackGenConfig
@@ -234,13 +234,16 @@ class Course:
         return course_node(self, name)
 
     def num_valid(self) -> int:
-        """Reads the live count of valid courses back (one readback)."""
+        """Reads the live count of valid courses back (one readback; a graph node that
+        calls it plans again every cook)."""
+        log_entry(("unrecordable", "Course.num_valid() (a readback)"))
         return int(self.ctx.readback(self.valid_count)[0])
 
     def numpy(self) -> dict[str, np.ndarray]:
         """Reads the course back: the track's arrays (``xy [E, N, 2]``, ``z [E, N]``...),
         the gates' (``gate_position [E, G, 3]``, ``gate_heading``, ``gate_size``,
         ``gate_count``, ``gate_valid``), ``s``, ``lateral``, ``valid`` and ``reason``."""
+        log_entry(("unrecordable", "Course.numpy() (a readback)"))
         E, G = self.track.config.num_envs, self.gates.result.max_gates
         out = dict(self.track.result.numpy())
         out["track_valid"] = out.pop("valid")
