@@ -384,3 +384,24 @@ def test_a_node_calling_a_generator_twice_is_reused_when_nothing_else_called_it(
     ref.generate(epoch=3)
     assert np.array_equal(out["twice"].numpy(), ref.result.valid.numpy())
     assert tg.result.fingerprint() == ref.result.fingerprint()
+
+
+def test_a_split_generator_in_a_node_replays_as_one_thread_would(monkeypatch):
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+    cfg = _cfg(generator="polar", num_envs=64, num_points=512)
+    tg = TrackGenerator(cfg)
+    assert tg._parts  # a split call outside a node
+    g = _track_graph(tg)
+    g.cook(params={"tracks.epoch": 3})
+    tg.generate(epoch=7)  # split, outside the graph
+    out = g.cook(params={"tracks.radius": 0.9})
+    assert out.report.nodes[0].replayed
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
+    flags, valid = _fresh_flags(cfg, {"tracks.epoch": 3, "tracks.radius": 0.9})
+    assert np.array_equal(out["tracks"]["flags"].numpy(), flags)
+    assert np.array_equal(out["tracks"]["valid"].numpy(), valid)
+    tg.generate(epoch=7)  # split again after the replay
+    ref = TrackGenerator(cfg)
+    assert not ref._parts
+    ref.generate(epoch=7)
+    assert tg.result.fingerprint() == ref.result.fingerprint()
