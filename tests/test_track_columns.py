@@ -155,3 +155,26 @@ def test_explore_takes_a_track_generator_as_a_graph_of_its_node():
     assert {"tracks.radius_jitter", "tracks.epoch"} <= set(target.params_class.fields())
     with pytest.raises(pg.ParamsError, match="explore options for a track generator"):
         as_target(tg, num_envs=3)
+
+
+def test_the_node_offers_validity_and_z_profile_fields_and_replays_them():
+    tg = _tg(z_profile=True)
+    g = pg.Graph("all fields")
+    g.add("tracks", tg.node())
+    fields = g.params()
+    for key in ("tracks.validity_min_turn_radius", "tracks.validity_track_width"):
+        assert fields[key].dynamic
+    assert not fields["tracks.validity_road_overlap"].dynamic
+    assert fields["tracks.z_amplitude"].dynamic and not fields["tracks.z_knots"].dynamic
+    g.cook()
+    plans = cookrun.counts().plans
+    moved = {"tracks.validity_min_turn_radius": 0.3, "tracks.z_amplitude": 0.4}
+    out = g.cook(params=moved)
+    assert cookrun.counts().plans == plans  # dynamic fields of every stage: replayed
+    ref = _tg(z_profile=True)
+    ref.update(validity={"min_turn_radius": 0.3}, z_profile={"amplitude": 0.4})
+    ref.generate()
+    assert tg.result.fingerprint() == ref.result.fingerprint()
+    assert np.array_equal(out["tracks"]["valid"].numpy(), ref.result.valid.numpy())
+    assert np.array_equal(out["tracks"]["z"].numpy(), ref.result.attributes["z"].numpy())
+    assert tg.config.validity.min_turn_radius == 0.3 and tg.z_profile_params.amplitude == 0.4

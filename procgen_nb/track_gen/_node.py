@@ -1,8 +1,9 @@
 """A track generator or a course as a node of a graph (``TrackGenerator.node()``,
 ``Course.node()``).
 
-The node's parameters are the generator's Params fields (a dynamic field stays dynamic:
-moving it replays the graph's recording, no plan) and ``epoch`` (dynamic too). Each cook
+The node's parameters are the generator's Params fields, its validity's and z profile's
+(a dynamic field stays dynamic: moving it replays the graph's recording, no plan) and
+``epoch`` (dynamic too). Each cook
 calls ``update`` with what moved and ``generate(epoch=...)``, and answers the result as the
 runtime's types: ``xy`` a Vec2 Column, ``valid`` an Int column, ``valid_count`` a live
 count, so the next node compacts the valid envs on the device with nothing read back.
@@ -53,29 +54,57 @@ def _node(
     return Node(fn, params=params, name=name)
 
 
-def _moved(gen: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+def _moved(current: Params | None, values: Mapping[str, Any]) -> dict[str, Any]:
     """The fields to update: every dynamic one (its buffer takes the node's value, as an
     expression a replay evaluates), and a static one that differs (a rebuild)."""
-    if gen.params is None:
+    if current is None:
         return {}
-    dyn = set(type(gen.params).dynamic_fields())
-    return {k: v for k, v in values.items() if k in dyn or v != getattr(gen.params, k)}
+    dyn = set(type(current).dynamic_fields())
+    return {k: v for k, v in values.items() if k in dyn or v != getattr(current, k)}
+
+
+def _groups(tg: Any) -> list[tuple[str, str, Callable[[], Params | None]]]:
+    """(prefix, update keyword, current Params) of each Params class of a generator's
+    pipeline: its generator's (no prefix), its validity's and its z profile's."""
+    return [
+        ("", "generator_params", lambda: tg.params),
+        ("validity_", "validity", lambda: tg.config.validity),
+        ("z_", "z_profile", lambda: tg.z_profile_params),
+    ]
 
 
 def track_node(tg: Any, name: str | None = None) -> Node:
-    """Returns a node calling ``tg`` (see the module docstring).
+    """Returns a node calling ``tg`` (see the module docstring): the generator's Params
+    fields by name, ``validity_<field>`` (``ValidityParams``), ``z_<field>`` (the z
+    profile's, when the generator has one) and ``epoch``.
 
     Raises:
-        GeneratorError: a Params class with a field named ``epoch``.
+        GeneratorError: a Params field named ``epoch`` or named like another one.
     """
-    fields = _fields(type(tg.params) if tg.params is not None else None, tg.params)
+    groups = _groups(tg)
+    fields: dict[str, Field] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for prefix, key, current in groups:
+        now = current()
+        for k, f in _fields(type(now) if now is not None else None, now, prefix).items():
+            if k in fields:
+                raise GeneratorError(
+                    f"TrackGenerator({tg.stage.name!r}).node: expected distinct parameter "
+                    f"names, got {k!r} twice"
+                )
+            fields[k], owner[k] = f, (key, k[len(prefix) :])
     label = f"TrackGenerator({tg.stage.name!r})"
 
     def run(**values: Any) -> Record:
         epoch = values.pop("epoch")
-        moved = _moved(tg, values)
-        if moved:
-            tg.update(generator_params=moved)
+        changes: dict[str, dict[str, Any]] = {}
+        for k, v in values.items():
+            key, field = owner[k]
+            changes.setdefault(key, {})[field] = v
+        now = {key: current() for _, key, current in groups}
+        moved = {key: _moved(now[key], vals) for key, vals in changes.items()}
+        if any(moved.values()):
+            tg.update(**{key: vals for key, vals in moved.items() if vals})
         return tg.generate(epoch=epoch).columns()
 
     return _node(run, fields, name or f"track_{tg.stage.name}", label, tg.config.epoch)
@@ -100,7 +129,7 @@ def course_node(course: Any, name: str | None = None) -> Node:
         for prefix, gen in gens.items():
             mine = {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
             if mine:
-                gen.update(generator_params=mine)
+                gen.update(generator_params=mine)  # dynamic fields only: no rebuild
         return course.generate(epoch=epoch).columns()
 
     return _node(run, fields, name or "course", "Course", course.track.config.epoch)

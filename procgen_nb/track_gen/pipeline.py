@@ -254,6 +254,11 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         self.ctx.eager_cpu = check_eager_cpu("TrackGenerator eager_cpu", value)
 
     @property
+    def z_profile_params(self) -> Any:
+        """The z profile stage's resolved Params instance (None without a z profile)."""
+        return self._post_stages[0][1] if self._post_stages else None
+
+    @property
     def host_driven(self) -> bool:
         """True when a stage is HOST (it runs eagerly each call)."""
         return any(s.capture is CaptureClass.HOST for s in self._steps)
