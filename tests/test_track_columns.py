@@ -178,3 +178,20 @@ def test_the_node_offers_validity_and_z_profile_fields_and_replays_them():
     assert np.array_equal(out["tracks"]["valid"].numpy(), ref.result.valid.numpy())
     assert np.array_equal(out["tracks"]["z"].numpy(), ref.result.attributes["z"].numpy())
     assert tg.config.validity.min_turn_radius == 0.3 and tg.z_profile_params.amplitude == 0.4
+
+
+def test_a_params_field_named_epoch_is_refused_as_a_node():
+    from procgen_nb.track_gen.generators.basic import Polar, PolarParams
+
+    class EpochParams(PolarParams):
+        epoch: int = pg.Field(0, bounds=(0, 10))
+
+    class EpochPolar(Polar):
+        name = "test.epoch_polar"
+        Params = EpochParams
+
+    tg = TrackGenerator(
+        TrackGenConfig(num_envs=2, num_points=16, device="cpu"), generator=EpochPolar
+    )
+    with pytest.raises(pg.GeneratorError, match=r"without an 'epoch' field .*got one in"):
+        tg.node()
