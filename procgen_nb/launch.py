@@ -4,6 +4,13 @@ Both the ABI ops and the track_gen Stages go through a ``LaunchContext``. It cou
 traffic (see ``procgen_nb.traffic``), refuses host reads while a recording is open, and
 records launches for replay with Warp's graph capture, which Warp supports on the CPU as
 well as on CUDA (a recorded replay costs a few microseconds instead of tens per launch).
+
+One class serves both doors: the track policies (``strict``, ``host``, ``eager_cpu``,
+``bounded_loop``, the quiet share of a split call) are its own, so ``pg.default_context()``
+drives a ``TrackGenerator``. One recorder: while a graph node cooks (``logging()``), every
+launch, copy and fill is logged, and so is every ``Recording`` replayed (a track
+generator's steady call), so the graph's recording runs it again; ``log_entry`` adds what
+a replay needs besides (host bookkeeping, probes, an unrecordable mark).
 """
 
 from __future__ import annotations
