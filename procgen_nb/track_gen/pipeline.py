@@ -157,8 +157,9 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         self._build_validity(cfg.validity)
         self._plans: dict[str, list[Any]] = {}
         self._built()
-        with unlogged():  # the warm-up is no part of a graph node's recording
-            self._run_eager("generate")
+        if self._parent is None:  # the warm-up, once: a part's share is already written
+            with unlogged():  # the warm-up is no part of a graph node's recording
+                self._run_eager("generate")
         self._parts = _threads.build_parts(self, cfg)
 
     # -- running ------------------------------------------------------------------------------
