@@ -103,7 +103,7 @@ def update(
     return False
 
 
-def _now(tg: TrackGenerator, gp: Any, validity: Any, zp: Any) -> tuple[Any, Any, Any]:
+def _now(tg: _TrackGenerator, gp: Any, validity: Any, zp: Any) -> tuple[Any, Any, Any]:
     """The mappings with each dynamic number at its current value (``checked_now``)."""
     if gp and tg.params is not None:
         gp = checked_now(type(tg.params), gp)
@@ -114,7 +114,7 @@ def _now(tg: TrackGenerator, gp: Any, validity: Any, zp: Any) -> tuple[Any, Any,
     return gp, validity, zp
 
 
-def _follow(tg: TrackGenerator, names: list[tuple[str, str]], values: tuple) -> None:
+def _follow(tg: _TrackGenerator, names: list[tuple[str, str]], values: tuple) -> None:
     """Sets the Params copies of ``tg`` to the values a graph replay wrote to their buffers
     (host bookkeeping; no device work)."""
     cfg = tg.config
