@@ -248,6 +248,36 @@ class TrackGenerator(_StepBuilder):
         """True when a stage is HOST (it runs eagerly each call)."""
         return any(s.capture is CaptureClass.HOST for s in self._steps)
 
+    # -- display (a one-line repr; a table and a picture of the last call in a notebook) -
+    def __repr__(self) -> str:
+        from .._display import line
+
+        cfg = self.config
+        shape = f"{cfg.num_envs} envs x {cfg.num_points} points"
+        return line(
+            "TrackGenerator",
+            repr(self.stage.name),
+            shape,
+            seed=cfg.seed,
+            device=str(self.ctx.device),
+        )
+
+    def _repr_html_(self) -> str:
+        from .._display import table, tracks_png
+
+        cfg, res = self.config, self.result
+        rows = [("generator", self.stage.name), ("envs", cfg.num_envs), ("points", cfg.num_points)]
+        rows += [("seed", cfg.seed), ("epoch", cfg.epoch), ("capture", self.stage.capture.name)]
+        if self.params is not None:
+            rows += [(f"params.{k}", v) for k, v in self.params.to_dict().items()]
+        rows += [
+            ("last call", f"{res.num_valid()} of {cfg.num_envs} valid"),
+            ("device", self.ctx.device),
+        ]
+        return table(
+            f"TrackGenerator {self.stage.name!r}", rows, tracks_png(res.xy, res.valid, cfg.num_envs)
+        )
+
     def generate(self, epoch: int | None = None) -> TrackResult:
         """Generates every env (for ``epoch`` when given) and returns the device arrays.
 
