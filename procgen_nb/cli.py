@@ -29,8 +29,8 @@ when present, else the CPU); PROCGEN_NB_PROGRESS=0 hides the build progress.
 DEMO_DESCRIPTION = """\
 Cooks the sample graph (points -> keep -> kept, offsets): uploads N seeded random points,
 keeps those inside a shape on the device, gathers and scans them over live counts that
-never leave the device; builds a grid of polar race-track courses with arc-length gates;
-prints the cook report and writes a figure of both.
+never leave the device; builds a grid of race-track courses of one generator (--generator)
+with arc-length gates; prints the cook report and writes a figure of both.
 """
 
 WARMUP_DESCRIPTION = """\
@@ -173,6 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--tracks", type=_tracks, default=6, help="number of race-track courses drawn"
+    )
+    demo.add_argument(
+        "--generator",
+        default="polar",
+        metavar="NAME",
+        help="the registered track generator of the courses (polar, bezier, checkpoint, "
+        "hull, voronoi, repulsive, or a plugin's name)",
     )
     warm = sub.add_parser(
         "warmup",
@@ -341,10 +348,21 @@ def _demo(args: argparse.Namespace) -> int:
     problem = check_out(args.out)
     if problem:
         return _fail(problem)
+    from .track_gen.plugin import registry
+
+    names = registry.available("generator")
+    if args.generator not in names:
+        return _fail(f"--generator: expected one of {names}, got {args.generator!r}")
     from .demo import run_demo
 
     summary = run_demo(
-        args.out, n=args.n, seed=args.seed, radius=args.radius, shape=args.shape, tracks=args.tracks
+        args.out,
+        n=args.n,
+        seed=args.seed,
+        radius=args.radius,
+        shape=args.shape,
+        tracks=args.tracks,
+        generator=args.generator,
     )
     print(summary)
     return 0
