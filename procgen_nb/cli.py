@@ -89,7 +89,8 @@ _seed = _bounded(int, 0, 2**31 - 1, "an integer")
 _radius = _bounded(float, 0.0, 2.0, "a number")
 _tracks = _bounded(int, 1, 64, "an integer")
 _workers = _bounded(int, 1, 64, "an integer")
-_total = _bounded(int, 1, 2**40, "an integer")
+#: dataset.write's own limit (track_gen._dataset_run.MAX_TRACKS: env seeds are 32-bit)
+_total = _bounded(int, 1, 2**31, "an integer")
 _shard = _bounded(int, 1, 1 << 24, "an integer")
 _points = _bounded(int, 8, 1 << 16, "an integer")
 _epoch = _bounded(int, 0, 2**31 - 1, "an integer")
@@ -250,7 +251,12 @@ def _dataset_parser(sub) -> None:
         formatter_class=_Formatter,
     )
     ds.add_argument("--out", required=True, metavar="DIR", help="the dataset folder (made)")
-    ds.add_argument("--count", type=_total, default=10_000, help="tracks in the dataset")
+    ds.add_argument(
+        "--count",
+        type=_total,
+        default=10_000,
+        help="tracks in the dataset, at most 2**31 and at most 65536 shards (65536 * SHARD_SIZE)",
+    )
     ds.add_argument("--generator", default="polar", help="the registered track generator")
     ds.add_argument("--shard-size", type=_shard, default=4096, help="tracks per shard")
     ds.add_argument("--num-points", type=_points, default=256, help="points per centerline")
@@ -272,12 +278,8 @@ def _dataset_parser(sub) -> None:
         metavar="KEY=VALUE",
         help="a validity field (repeatable), e.g. --validity track_width=0.05",
     )
-    ds.add_argument(
-        "--drivable",
-        action="store_true",
-        help="validity for a car of the default width (config.DRIVABLE): the default since "
-        "drivable validity became TrackGenConfig's; kept for scripts. --validity fields "
-        "override it",
+    ds.add_argument(  # drivable validity is the default: kept so old scripts run, hidden
+        "--drivable", action="store_true", help=argparse.SUPPRESS
     )
     ds.add_argument(
         "--gates",
@@ -397,9 +399,11 @@ def _dataset(args: argparse.Namespace) -> int:
 
     validity = dict(args.validity or []) or None
     if args.drivable:
-        from .track_gen.config import DRIVABLE
-
-        validity = {**DRIVABLE, **(validity or {})}
+        print(
+            f"{PROG}: note: --drivable does nothing (drivable validity is the default) and "
+            "will be removed; --validity KEY=VALUE changes the checks",
+            file=sys.stderr,
+        )
     config = {
         "generator": args.generator,
         "generator_params": dict(args.param or []) or None,

@@ -342,6 +342,7 @@ class TrackGenerator(_StepBuilder):
         generator_params: Mapping[str, Any] | None = None,
         validity: Mapping[str, Any] | None = None,
         z_profile: Mapping[str, Any] | None = None,
+        **other: Any,
     ) -> bool:
         """Changes parameters; dynamic fields are written to their device buffers (no new
         recording), a static change rebuilds the pipeline.
@@ -351,8 +352,14 @@ class TrackGenerator(_StepBuilder):
 
         Raises:
             GeneratorError: values the Params classes refuse.
-            ParamsError: an argument that is not a mapping of fields.
+            ParamsError: an argument that is not a mapping of fields; any other keyword
+                (``num_envs`` and the other config fields need a new ``TrackGenerator``).
         """
+        if other:
+            raise ParamsError(
+                "TrackGenerator.update: expected generator_params, validity or z_profile "
+                f"(other config fields need a new TrackGenerator), got {sorted(other)}"
+            )
         return _update.update(self, generator_params, validity, z_profile)
 
 
