@@ -149,3 +149,18 @@ def test_readback_refuses_an_as_numpy_that_is_not_a_bool(bad):
     col = ops.transfer.upload(values={"f": [1.0]})["columns"]["f"]
     with pytest.raises(pg.errors.UploadError, match=r"as_numpy: expected True or False, got "):
         ops.transfer.readback(columns={"f": col}, as_numpy=bad)
+
+
+def test_the_display_helpers_use_plots_colours_and_import_nothing_of_the_package():
+    import ast
+    from pathlib import Path
+
+    from procgen_nb import _display, plot
+
+    assert (_display.VALID_COLOR, _display.INVALID_COLOR) == (
+        plot.VALID_COLOR,
+        plot.INVALID_COLOR,
+    )
+    tree = ast.parse(Path(_display.__file__).read_text())
+    relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    assert relative == []  # the base layer: every class that shows itself can import it
