@@ -197,6 +197,15 @@ def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -
 
     Raises:
         UploadError: naming the key and the value refused.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb import ops
+        >>> cols = ops.transfer.upload(values={"f": [1.0, 2.0], "P": np.zeros((3, 2), np.float32)})
+        >>> cols["columns"]["f"]
+        Column(Float, 2 slots, device='cpu')
+        >>> cols["columns"]["P"].type, len(cols["columns"]["P"])
+        ('Vec2', 3)
     """
     if not isinstance(values, Mapping):
         raise UploadError(
