@@ -93,6 +93,12 @@ def test_the_readme_makes_tracks_with_two_generators_and_draws_them(tmp_path):
     assert "polar" in lines[0] and "bezier" in lines[1]
     for ln in lines[:2]:
         assert 0 <= int(ln.split("->")[1].split()[0]) <= 16
+    # the drawing: a PNG of both grids, its valid centerlines in plot.VALID_COLOR
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(tmp_path / "tracks.png")
+    green = np.abs(img[..., :3] - np.array([0x2A, 0x9D, 0x4B]) / 255.0).max(axis=-1) < 0.12
+    assert green[:, : img.shape[1] // 2].sum() > 500 and green[:, img.shape[1] // 2 :].sum() > 500
 
 
 def test_the_readme_picture_and_thumbnails_are_committed():
