@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import GeneratorError, ParamsError
 from ..params import Params
 from ._param_buffers import param_value
 from .config import ValidityParams
 
-if TYPE_CHECKING:
-    from .pipeline import TrackGenerator
+#: a ``pipeline.TrackGenerator`` (named, not imported: the pipeline imports this module)
+_TrackGenerator = Any
 
 
 def update(
-    tg: TrackGenerator,
+    tg: _TrackGenerator,
     generator_params: Mapping[str, Any] | None,
     validity: Mapping[str, Any] | None,
     z_profile: Mapping[str, Any] | None,

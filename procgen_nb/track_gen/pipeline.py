@@ -152,7 +152,8 @@ class TrackGenerator(_StepBuilder):
         self._post_stages = self._build_post(cfg)
         self._build_validity(cfg.validity)
         self._plans: dict[str, list[Any]] = {}
-        self._run_eager("generate")
+        if self._parent is None:  # the warm-up, once: a part's share is already written
+            self._run_eager("generate")
         self._parts = _threads.build_parts(self, cfg)
 
     # -- running ------------------------------------------------------------------------------
