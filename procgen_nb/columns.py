@@ -254,7 +254,7 @@ class Domain(Record):
     def count(self) -> Any:
         """The class's element count: a number, a LiveCount, or count arithmetic over them.
 
-        Set it with ``class.count = count`` (the seed's form): a whole number >= 0, a live
+        Set it with ``class.count = count`` (the procgen ABI's form): a whole number >= 0, a live
         count (a LiveCount, a live Column, an appended output's count,
         ``{count=, capacity=}``, what ``device.bound`` answers) or count arithmetic that
         only grows with the counts it reads; its capacity must fit the class's columns.

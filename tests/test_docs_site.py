@@ -99,6 +99,9 @@ def test_the_api_reference_documents_the_entry_points(site):
         "columns.Column",
     ):
         assert f'id="procgen_nb.{target}"' in html, target
+    # the docstrings speak of the interfaces by name, never of "the seed" as a document
+    text = re.sub(r"<[^>]+>", "", html)
+    assert not re.search(r"the seed(’|')s|the seed says|the seed writes", text)
 
 
 def test_no_page_points_to_documents_a_clone_does_not_have():

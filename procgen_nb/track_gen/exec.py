@@ -8,7 +8,7 @@ Inside a caller's capture (the caller's ``ctx.record``, or a Warp capture open o
 on the CPU too) a track call's recordings do not replay: their work is emitted again, so it
 joins the caller's recording, and host work (a readback, an allocation, ``ctx.host()``, a
 HOST generator's step) raises ``NotCapturableError``. ``eager_cpu=True`` runs recordings
-eagerly on the CPU (the seed's behaviour; by default the CPU records and replays).
+eagerly on the CPU (the 0.1 interface's behaviour; by default the CPU records and replays).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class LaunchContext(_BaseLaunchContext):
         device: a Warp device name (None: ``procgen_nb.get_device()``).
         stream: a CUDA stream (None: the device's current stream).
         eager_cpu: on the CPU, the recordings of track calls run their body eagerly at
-            each replay instead (the seed's behaviour; False records and replays, measured
+            each replay instead (the 0.1 interface's behaviour; False records and replays, measured
             faster). An attribute: setting it later applies to recordings already made.
     """
 

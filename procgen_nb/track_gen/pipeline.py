@@ -56,7 +56,7 @@ class TrackGenerator(_StepBuilder):
         ctx: the launch context to emit through (a new one on ``config.device`` when None).
         generator: a Stage or GeneratorSpec to run instead of looking ``config.generator``
             up in the registry (the conformance kit checks unregistered generators this way).
-        eager_cpu: True runs every CPU call eagerly, as the seed says (each call launches
+        eager_cpu: True runs every CPU call eagerly, as the 0.1 interface does (each call launches
             every kernel again); False records on the CPU and replays (measured faster, see
             docs/track_gen.md); None keeps ``ctx``'s flag (False for a new context). It is
             the launch context's flag (``self.eager_cpu`` forwards to ``ctx.eager_cpu``), so
@@ -234,7 +234,7 @@ class TrackGenerator(_StepBuilder):
 
     @property
     def eager_cpu(self) -> bool:
-        """True when CPU calls run eagerly (the seed's behaviour) instead of replaying their
+        """True when CPU calls run eagerly (the 0.1 interface's behaviour) instead of replaying their
         recordings; settable, and applied to recordings already made. It is ``ctx.eager_cpu``:
         every generator sharing the launch context follows it. A split call (worker threads)
         does not split while it is True."""
