@@ -82,7 +82,13 @@ def test_the_contract_numbers_its_hard_rules_and_names_the_kit_checks(site):
     from procgen_nb.track_gen import testing
 
     kit = testing.__doc__
-    for check in ("no allocation or readback", "determinism", "closed loop", "stream discipline"):
+    for check in (
+        "no allocation or readback",
+        "determinism",
+        "batch independence",
+        "closed loop",
+        "stream discipline",
+    ):
         assert f"``{check}``" in kit and f"`{check}`" in text
     assert "rules 2 and 3" in text  # the opt-out the code cites by number
 
