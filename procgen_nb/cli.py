@@ -30,8 +30,8 @@ when present, else the CPU); PROCGEN_NB_PROGRESS=0 hides the build progress.
 DEMO_DESCRIPTION = """\
 Cooks the sample graph (points -> keep -> kept, offsets): uploads N seeded random points,
 keeps those inside a shape on the device, gathers and scans them over live counts that
-never leave the device; builds a grid of polar race-track courses with arc-length gates;
-prints the cook report and writes a figure of both.
+never leave the device; builds a grid of race-track courses of one generator (--generator)
+with arc-length gates; prints the cook report and writes a figure of both.
 """
 
 WARMUP_DESCRIPTION = """\
@@ -90,7 +90,8 @@ _seed = _bounded(int, 0, 2**31 - 1, "an integer")
 _radius = _bounded(float, 0.0, 2.0, "a number")
 _tracks = _bounded(int, 1, 64, "an integer")
 _workers = _bounded(int, 1, 64, "an integer")
-_total = _bounded(int, 1, 2**40, "an integer")
+#: dataset.write's own limit (track_gen._dataset_run.MAX_TRACKS: env seeds are 32-bit)
+_total = _bounded(int, 1, 2**31, "an integer")
 _shard = _bounded(int, 1, 1 << 24, "an integer")
 _points = _bounded(int, 8, 1 << 16, "an integer")
 _epoch = _bounded(int, 0, 2**31 - 1, "an integer")
@@ -175,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--tracks", type=_tracks, default=6, help="number of race-track courses drawn"
     )
+    demo.add_argument(
+        "--generator",
+        default="polar",
+        metavar="NAME",
+        help="the registered track generator of the courses (polar, bezier, checkpoint, "
+        "hull, voronoi, repulsive, or a plugin's name)",
+    )
     warm = sub.add_parser(
         "warmup",
         help="build every built-in kernel ahead of time",
@@ -245,7 +253,12 @@ def _dataset_parser(sub) -> None:
         formatter_class=_Formatter,
     )
     ds.add_argument("--out", required=True, metavar="DIR", help="the dataset folder (made)")
-    ds.add_argument("--count", type=_total, default=10_000, help="tracks in the dataset")
+    ds.add_argument(
+        "--count",
+        type=_total,
+        default=10_000,
+        help="tracks in the dataset, at most 2**31 and at most 65536 shards (65536 * SHARD_SIZE)",
+    )
     ds.add_argument("--generator", default="polar", help="the registered track generator")
     ds.add_argument("--shard-size", type=_shard, default=4096, help="tracks per shard")
     ds.add_argument("--num-points", type=_points, default=256, help="points per centerline")
@@ -267,12 +280,8 @@ def _dataset_parser(sub) -> None:
         metavar="KEY=VALUE",
         help="a validity field (repeatable), e.g. --validity track_width=0.05",
     )
-    ds.add_argument(
-        "--drivable",
-        action="store_true",
-        help="validity for a car of the default width (config.DRIVABLE): the default since "
-        "drivable validity became TrackGenConfig's; kept for scripts. --validity fields "
-        "override it",
+    ds.add_argument(  # drivable validity is the default: kept so old scripts run, hidden
+        "--drivable", action="store_true", help=argparse.SUPPRESS
     )
     ds.add_argument(
         "--gates",
@@ -343,10 +352,21 @@ def _demo(args: argparse.Namespace) -> int:
     problem = check_out(args.out)
     if problem:
         return _fail(problem)
+    from .track_gen.plugin import registry
+
+    names = registry.available("generator")
+    if args.generator not in names:
+        return _fail(f"--generator: expected one of {names}, got {args.generator!r}")
     from .demo import run_demo
 
     summary = run_demo(
-        args.out, n=args.n, seed=args.seed, radius=args.radius, shape=args.shape, tracks=args.tracks
+        args.out,
+        n=args.n,
+        seed=args.seed,
+        radius=args.radius,
+        shape=args.shape,
+        tracks=args.tracks,
+        generator=args.generator,
     )
     print(summary)
     return 0
@@ -381,9 +401,11 @@ def _dataset(args: argparse.Namespace) -> int:
 
     validity = dict(args.validity or []) or None
     if args.drivable:
-        from .track_gen.config import DRIVABLE
-
-        validity = {**DRIVABLE, **(validity or {})}
+        print(
+            f"{PROG}: note: --drivable does nothing (drivable validity is the default) and "
+            "will be removed; --validity KEY=VALUE changes the checks",
+            file=sys.stderr,
+        )
     config = {
         "generator": args.generator,
         "generator_params": dict(args.param or []) or None,

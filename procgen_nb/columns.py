@@ -189,6 +189,20 @@ class Column:
         live = f", live capacity={self.live.capacity}" if self.live else ""
         return f"Column({self.type}, {self.data.shape[0]} slots{live}, device={self.device!r})"
 
+    def _repr_html_(self) -> str:
+        from ._display import table
+
+        live = self.live
+        rows = [("type", self.type), ("slots", len(self)), ("device", self.device)]
+        if live is not None:
+            from .launch import default_context
+
+            word = int(default_context(self.device).readback(live.words)[0])
+            rows += [("live count", f"{word} of capacity {live.capacity}")]
+        head = self.numpy()[:8]
+        rows += [("first values", np.array2string(head, precision=4, separator=", "))]
+        return table("Column", rows)
+
     def numpy(self, live: bool = False) -> np.ndarray:
         """Reads the column back as a NumPy array (a readback and a wait).
 
@@ -220,6 +234,11 @@ class Record(dict):
     def __repr__(self) -> str:
         return f"Record({dict.__repr__(self)})"
 
+    def _repr_html_(self) -> str:
+        from ._display import table
+
+        return table(f"Record of {len(self)}", [(k, repr(v)) for k, v in self.items()])
+
 
 class Domain(Record):
     """A class of a Geometry: columns over a shared count."""
@@ -235,7 +254,7 @@ class Domain(Record):
     def count(self) -> Any:
         """The class's element count: a number, a LiveCount, or count arithmetic over them.
 
-        Set it with ``class.count = count`` (the seed's form): a whole number >= 0, a live
+        Set it with ``class.count = count`` (the procgen ABI's form): a whole number >= 0, a live
         count (a LiveCount, a live Column, an appended output's count,
         ``{count=, capacity=}``, what ``device.bound`` answers) or count arithmetic that
         only grows with the counts it reads; its capacity must fit the class's columns.

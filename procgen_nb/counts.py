@@ -444,6 +444,13 @@ def count(value: Any, capacity: int | None = None) -> Count:
 
     Raises:
         BindingError: a value of another kind, or a capacity that is not a number >= 0.
+
+    Example:
+        >>> from procgen_nb import ops
+        >>> col = ops.transfer.upload(values={"f": [1.0, 2.0, 3.0]})["columns"]["f"]
+        >>> n = ops.device.count(col)  # a plain Column: its length
+        >>> ops.transfer.readback(columns={"n": n * 2 + 1})["values"]["n"]
+        7
     """
     if capacity is None:
         return _leaf_of(value, "count(value)")
@@ -456,7 +463,15 @@ def count(value: Any, capacity: int | None = None) -> Count:
 
 
 def count_min(first: Any, *rest: Any) -> Count:
-    """The least of counts and numbers (a count that only grows when they do)."""
+    """The least of counts and numbers (a count that only grows when they do).
+
+    Example:
+        >>> from procgen_nb import ops
+        >>> col = ops.transfer.upload(values={"f": [1.0, 2.0, 3.0]})["columns"]["f"]
+        >>> least = ops.device.count_min(ops.device.count(col), 2)
+        >>> ops.transfer.readback(columns={"n": least})["values"]["n"]
+        2
+    """
     out = _leaf_of(first, "count_min")
     for r in rest:
         out = Count(_MIN, (out, _leaf_of(r, "count_min")))
@@ -464,7 +479,15 @@ def count_min(first: Any, *rest: Any) -> Count:
 
 
 def count_max(first: Any, *rest: Any) -> Count:
-    """The greatest of counts and numbers (a count that only grows when they do)."""
+    """The greatest of counts and numbers (a count that only grows when they do).
+
+    Example:
+        >>> from procgen_nb import ops
+        >>> col = ops.transfer.upload(values={"f": [1.0, 2.0, 3.0]})["columns"]["f"]
+        >>> most = ops.device.count_max(ops.device.count(col), 2)
+        >>> ops.transfer.readback(columns={"n": most})["values"]["n"]
+        3
+    """
     out = _leaf_of(first, "count_max")
     for r in rest:
         out = Count(_MAX, (out, _leaf_of(r, "count_max")))

@@ -3,8 +3,8 @@
 ``points`` uploads ``n`` seeded random points, ``keep`` flags those inside a shape on the
 device and compacts them (the kept count stays on the device as a live count), ``kept``
 gathers the kept points over that live count, and ``offsets`` scans the flags.
-``run_demo`` cooks it, builds a few race-track courses and writes the figure of
-``procgen-nb demo``.
+``run_demo`` cooks it, builds a few race-track courses of one generator and writes the
+figure of ``procgen-nb demo``.
 """
 
 from __future__ import annotations
@@ -132,20 +132,26 @@ def run_demo(
     shape: str = "disk",
     tracks: int = 6,
     dpi: int = 150,
+    generator: str = "polar",
 ) -> str:
-    """Cooks the sample graph and ``tracks`` polar courses, writes the figure to ``out``.
+    """Cooks the sample graph and ``tracks`` courses of ``generator``, writes the figure to ``out``.
 
     The kernels the demo needs are built first, two at a time in two processes (a
     progress bar shows them on a cold cache).
 
     Returns:
-        The cook report and a line with the kept count and the path written.
+        The cook report, a line saying how many kernel modules Warp compiled and how many
+        it found in its cache (the report's ``builds`` counts both: each is a module
+        loaded into this process), and a line with the kept count and the path written.
+
+    Raises:
+        GeneratorError: an unknown ``generator``.
     """
     from . import _progress
     from .device import get_device
     from .track_gen.gates import build
 
-    with _progress.session():
+    with _progress.session() as stats:
         _progress.build(demo_modules(shape), get_device(), workers=2)
         result = build_demo_graph().cook(
             params={"points.n": n, "points.seed": seed, "keep.radius": radius, "keep.shape": shape}
@@ -159,7 +165,7 @@ def run_demo(
             }
         )["values"]
         course = build(
-            tracks, generator="polar", gate_generator="arc_length", num_points=128, seed=seed
+            tracks, generator=generator, gate_generator="arc_length", num_points=128, seed=seed
         )
         data = course.numpy()
         valid = course.num_valid()  # the live count of valid courses (one word read)
@@ -175,6 +181,7 @@ def run_demo(
         seed=seed,
         course=data,
         valid=int(valid),
+        generator=generator,
     )
     try:
         fig.savefig(out, dpi=dpi)
@@ -182,10 +189,19 @@ def run_demo(
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+    loaded = stats.compiled + stats.cached
     return (
-        f"{result.report.to_text()}\nkept {got['count']} of {len(pts)} points; "
-        f"{int(valid)} of {tracks} polar courses valid; wrote {out}"
+        f"{result.report.to_text()}\n"
+        f"kernel modules: {loaded} loaded, {stats.compiled} compiled and {stats.cached} found "
+        f"in Warp's kernel cache (a report's builds are loads)\n"
+        f"kept {got['count']} of {len(pts)} points; "
+        f"{int(valid)} of {_plural(tracks, generator + ' course')} valid; wrote {out}"
     )
+
+
+def _plural(n: int, what: str) -> str:
+    """``1 polar course``, ``2 polar courses``."""
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _shape_outline(ax, shape: str, radius: float, inner: float) -> None:
@@ -200,7 +216,7 @@ def _shape_outline(ax, shape: str, radius: float, inner: float) -> None:
             ax.add_patch(Circle((0.0, 0.0), inner, **style))
 
 
-def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
+def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid, generator="polar"):
     """Draws the demo's two panels: the kept points and the courses with a legend.
 
     Args:
@@ -209,6 +225,10 @@ def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
         shape, radius, seed: the options the points panel used.
         course: ``Course.numpy()`` of the courses drawn.
         valid: how many courses are valid.
+        generator: the name of the generator that made the courses.
+
+    With more than 12 courses the cells are too small for numbers: the gate numbers and
+    env labels are left out (the legend says so).
 
     Returns:
         The matplotlib Figure (pyplot-managed; close it after saving).
@@ -251,7 +271,8 @@ def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
     gpos = np.asarray(course["gate_position"], dtype=np.float64)
     gcount = np.asarray(course["gate_count"]).astype(int).reshape(-1)
     gpos = gpos.reshape(envs, -1, gpos.shape[-1])
-    for e in grid.envs:
+    numbered = envs <= 12
+    for e in grid.envs if numbered else ():
         placed = grid.place(e, gpos[e, : gcount[e], :2])
         centre = np.array([grid.columns, -grid.rows]) * 0 + grid.place(e, grid.centers[e][None])[0]
         for k, p in enumerate(placed):
@@ -263,8 +284,8 @@ def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
         right.text(col + 0.03, -row - 0.04, f"env {e}", fontsize=8, color="0.35", va="top")
     gates = int(gcount.sum())
     right.set_title(
-        f"{envs} polar race-track courses, seed {seed}: {valid}/{envs} valid, "
-        f"{gates} arc-length gates\n(the points options --n, --radius, --shape do not apply here)",
+        f"{_plural(envs, generator + ' race-track course')}, seed {seed}: "
+        f"{valid}/{envs} valid\n{gates} gates placed by arc length",
         fontsize=11,
     )
     handles = [
@@ -273,7 +294,15 @@ def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
         Line2D(
             [], [], color=GATE_COLOR, marker="o", ms=4, lw=2, label="gate (bar across the track)"
         ),
-        Line2D([], [], ls="none", marker="$7$", ms=7, color=GATE_COLOR, label="gate number"),
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="$7$",
+            ms=7,
+            color=GATE_COLOR,
+            label="gate number",
+        ),
         Line2D([], [], ls="none", marker="s", ms=7, mfc="none", mec="k", label="start gate"),
         Line2D(
             [],
@@ -285,6 +314,8 @@ def demo_figure(pts, kept, *, count, total, shape, radius, seed, course, valid):
             label="direction of travel",
         ),
     ]
+    if not numbered:
+        handles = [h for h in handles if h.get_label() != "gate number"]
     right.legend(
         handles=handles,
         loc="upper center",

@@ -499,6 +499,18 @@ class Graph(KernelParams):
     def __repr__(self) -> str:
         return f"<Graph {self.name!r} nodes={self.nodes}>"
 
+    def _repr_html_(self) -> str:
+        from ._display import table
+
+        rows = []
+        for name, inst in self._nodes.items():
+            wired = ", ".join(f"{k}={v}" for k, v in inst.wiring.items())
+            params = ", ".join(
+                f"{p}={self.values.get(f'{name}.{p}')!r}" for p in inst.node.Params.fields()
+            )
+            rows.append((name, "; ".join(x for x in (wired, params) if x) or "(no inputs)"))
+        return table(f"Graph {self.name!r} ({len(rows)} nodes, in cook order)", rows)
+
 
 def _dig(val: Any, key: str, node: str, inp: str, src: str) -> Any:
     if isinstance(val, Mapping) and key in val:

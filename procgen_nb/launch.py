@@ -194,7 +194,7 @@ class LaunchContext:
         device: a Warp device name; ``None`` takes ``procgen_nb.get_device()``.
         stream: a Warp stream on a CUDA device; ``None`` takes the device's current stream.
         eager_cpu: on the CPU, recordings run their body eagerly at each replay instead
-            (the seed's behaviour for track calls; False records and replays, measured
+            (the 0.1 interface's behaviour for track calls; False records and replays, measured
             faster). An attribute: setting it later applies to recordings already made.
 
     Raises:

@@ -111,7 +111,15 @@ class Field:
         if self.bounds is not None and typ in (int, float):
             lo, hi = self.bounds
             if (lo is not None and value < lo) or (hi is not None and value > hi):
-                raise ParamsError(f"{where}: expected a value in [{lo}, {hi}], got {value!r}")
+                # a half-open range says its one end (">= 0.0"), not "[0.0, None]"
+                accepted = (
+                    f"a value >= {lo}"
+                    if hi is None
+                    else f"a value <= {hi}"
+                    if lo is None
+                    else f"a value in [{lo}, {hi}]"
+                )
+                raise ParamsError(f"{where}: expected {accepted}, got {value!r}")
         return value
 
     def describe(self) -> dict[str, Any]:

@@ -114,6 +114,13 @@ class CookReport:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:
+        t = self.totals
+        return (
+            f"CookReport({len(self.nodes)} nodes, {self.time_ms:.3f} ms, launches={t.launches}, "
+            f"uploads={t.uploads}, readbacks={t.readbacks}, replayed={self.replayed})"
+        )
+
     def _repr_html_(self) -> str:
         rows = self.rows(True)
         if not rows:

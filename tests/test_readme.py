@@ -1,4 +1,5 @@
-"""The README runs as written: its commands, its Python blocks in order, its kernel asset."""
+"""The README and the docs' Markdown pages run as written: the README's commands, every
+Python block of each page in order, the kernel asset of docs/assets.md."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ import procgen_nb as pg
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+ASSETS = ROOT / "docs" / "assets.md"
 # a block whose first line is `# some/path.ext` (a colon and words may follow) is a file
 FILE_HEADER = re.compile(r"^# ([\w./-]+\.(?:py|yaml))(?::.*)?$")
 
 
-def blocks() -> list[tuple[str, str]]:
-    """Every fenced block of the README as (language, text), in order."""
-    return re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(), re.S | re.M)
+def blocks(page: Path = README) -> list[tuple[str, str]]:
+    """Every fenced block of ``page`` as (language, text), in order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", page.read_text(), re.S | re.M)
 
 
-def files_and_code() -> tuple[dict[str, str], list[str]]:
-    """The README's files (path -> text) and its runnable Python blocks, in order."""
+def files_and_code(page: Path = README) -> tuple[dict[str, str], list[str]]:
+    """The page's files (path -> text) and its runnable Python blocks, in order."""
     files, code = {}, []
-    for lang, text in blocks():
+    for lang, text in blocks(page):
         first = text.splitlines()[0] if text.strip() else ""
         m = FILE_HEADER.match(first)
         if m and lang in ("python", "yaml"):
@@ -55,15 +57,17 @@ def test_readme_commands_are_one_line_each_and_ci_runs_the_second_verbatim():
     assert runs == [second]
 
 
-def test_every_python_block_runs_in_order_in_a_fresh_process(tmp_path):
-    files, code = files_and_code()
-    assert set(files) == {"mylab/kernels/scale/bindings.yaml", "mylab/kernels/scale/scale.py"}
+def _run_page(page: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    files, code = files_and_code(page)
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    script = tmp_path / "readme_blocks.py"
+    script = tmp_path / "page_blocks.py"
     script.write_text("\n\n".join(code))
-    env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
+    # the procgen_nb of this checkout, wherever the venv's editable install points
+    path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, PROCGEN_NB_PROGRESS="0", MPLBACKEND="Agg", PYTHONPATH=path)
     res = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
@@ -73,14 +77,69 @@ def test_every_python_block_runs_in_order_in_a_fresh_process(tmp_path):
         env=env,
     )
     assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def test_the_readme_makes_tracks_with_two_generators_and_draws_them(tmp_path):
+    files, code = files_and_code(README)
+    assert files == {}
+    first = code[0]
+    assert len(first.strip().splitlines()) <= 12
+    assert '"polar"' in first and '"bezier"' in first and "plot_tracks" in first
+    res = _run_page(README, tmp_path)
+    lines = res.stdout.strip().splitlines()
+    # one line per generator, each naming it; the valid count is one of 0..16
+    assert [ln.split()[0].split("(")[0] for ln in lines[:2]] == ["TrackGenerator"] * 2
+    assert "polar" in lines[0] and "bezier" in lines[1]
+    for ln in lines[:2]:
+        assert 0 <= int(ln.split("->")[1].split()[0]) <= 16
+    # the drawing: a PNG of both grids, its valid centerlines in plot.VALID_COLOR
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(tmp_path / "tracks.png")
+    green = np.abs(img[..., :3] - np.array([0x2A, 0x9D, 0x4B]) / 255.0).max(axis=-1) < 0.12
+    assert green[:, : img.shape[1] // 2].sum() > 500 and green[:, img.shape[1] // 2 :].sum() > 500
+
+
+def test_the_readme_picture_and_thumbnails_are_committed():
+    text = README.read_text()
+    pictures = re.findall(r"!\[[^\]]*\]\((docs/images/[\w.]+)\)", text)
+    assert pictures[0] == "docs/images/tracks.png"
+    # the picture comes before the commands: it is on the first screen
+    assert text.index("docs/images/tracks.png") < text.index("```bash")
+    for rel in pictures:
+        assert (ROOT / rel).is_file(), rel
+    from procgen_nb.track_gen.plugin import registry
+
+    thumbs = {p.removeprefix("docs/images/gen_").removesuffix(".png") for p in pictures[1:]}
+    assert thumbs == set(registry.available("generator"))
+
+
+def test_command_one_installs_what_opening_the_notebooks_needs():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {Requirement(d).name for d in deps}
+    assert {"jupyterlab", "ipykernel"} <= names
+    assert "jupyter lab notebooks/" in README.read_text()
+    assert "mybinder.org/badge_logo.svg" in README.read_text()
+
+
+def test_every_python_block_of_the_docs_pages_runs_in_order(tmp_path):
+    files, _ = files_and_code(ASSETS)
+    assert set(files) == {"mylab/kernels/scale/bindings.yaml", "mylab/kernels/scale/scale.py"}
+    res = _run_page(ASSETS, tmp_path / "assets")
     # the scale kernel doubles [1, 2, 3]: the reference is NumPy's
     a = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     assert res.stdout.strip().splitlines()[-1] == str([float(v) for v in a * np.float32(2.0)])
+    _run_page(ROOT / "docs" / "lua.md", tmp_path / "lua")
 
 
 def test_readme_kernel_asset_counts_live_slots_only(tmp_path):
     """The asset's COUNT=device variant zeroes the slots past a live count of 2."""
-    files, _ = files_and_code()
+    files, _ = files_and_code(ASSETS)
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)

@@ -1,7 +1,7 @@
 """The ops every procgen node is built from, by where they run.
 
 ``ops.device.kernel``, ``ops.transfer.upload``, ``ops.transfer.readback``, ``ops.cpu.call``
-and ``ops.cpu.read``. Each is an ``Op`` that states its ``runs`` and takes the seed's
+and ``ops.cpu.read``. Each is an ``Op`` that states its ``runs`` and takes the procgen ABI's
 input and param names as keyword arguments; no op calls another.
 """
 

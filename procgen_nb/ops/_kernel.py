@@ -265,6 +265,29 @@ def kernel(
     Raises:
         BindingError: a bare kernel name, an unknown specialize option, uniform or binding,
             a missing binding, a column of the wrong element, a bad domain.
+
+    Example:
+        Flag the points inside the unit disk, then compact them: the kept count stays on the
+        device as a live count until it is read:
+
+        >>> import numpy as np
+        >>> from procgen_nb import asset, ops
+        >>> pts = np.array([[0.1, 0.2], [2.0, 0.0], [0.0, -0.5]], np.float32)
+        >>> col = ops.transfer.upload(values={"P": pts})["columns"]["P"]
+        >>> flags = ops.device.kernel(
+        ...     kernel=asset.resolve("procgen/inside", "computeShader"),
+        ...     specialize={"SHAPE": "disk"},
+        ...     bind={"points": col},
+        ...     domain=col,
+        ...     uniforms={"center": (0.0, 0.0), "radius": 1.0},
+        ... )["columns"]["flags"]
+        >>> flags.numpy().tolist()
+        [1, 0, 1]
+        >>> kept = ops.device.kernel(
+        ...     kernel=asset.resolve("procgen/compact", "computeShader"), bind={"flags": flags}, domain=col
+        ... )["columns"]
+        >>> ops.transfer.readback(columns={"n": kept["indices_count"], "i": kept["indices"]})["values"]
+        Record({'n': 2, 'i': [0, 2]})
     """
     ref = _resolve_ref(kernel)
     bind = dict(bind or {})

@@ -103,6 +103,18 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
 
     Raises:
         BindingError: a value of another kind, or a capacity that is not a Number >= 0.
+
+    Example:
+        >>> import warp as wp
+        >>> from procgen_nb import ops
+        >>> ops.device.bound(value=5)  # a Number stays a Number
+        5
+        >>> word = ops.transfer.upload(values={"n": {"type": "UInt", "values": [3]}})["columns"]["n"]
+        >>> live = ops.device.bound(value=word, capacity=8)
+        >>> live
+        LiveCount(capacity=8, device='cpu')
+        >>> ops.transfer.readback(columns={"n": live})["values"]["n"]
+        3
     """
     if capacity is not None and (
         isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0
@@ -160,6 +172,15 @@ def live(values: Any = None, count: Any = None) -> Column:
     Raises:
         BindingError: values that are not a Column, or a count that is not a live count
             whose capacity fits the column.
+
+    Example:
+        >>> import warp as wp
+        >>> from procgen_nb import ops
+        >>> col = ops.transfer.upload(values={"f": [1.0, 2.0, 3.0, 4.0]})["columns"]["f"]
+        >>> word = ops.transfer.upload(values={"n": {"type": "UInt", "values": [2]}})["columns"]["n"]
+        >>> two = ops.device.live(values=col, count=ops.device.bound(value=word, capacity=4))
+        >>> ops.transfer.readback(columns={"f": two})["values"]["f"]  # its live elements only
+        [1.0, 2.0]
     """
     if not isinstance(values, Column):
         raise BindingError(f"device.live values: expected a Column, got {values!r}")
@@ -199,6 +220,15 @@ def guard(
     Raises:
         GuardError: the flag is set (``why``), unless ``detail`` raises something else.
         BindingError: a flag of another kind, or no ``why``.
+
+    Example:
+        >>> from procgen_nb import ops
+        >>> ops.device.guard(value="ok", flag=0, why="never raised")
+        'ok'
+        >>> ops.device.guard(value="ok", flag=1, why="the room overflowed")
+        Traceback (most recent call last):
+            ...
+        procgen_nb.errors.GuardError: the room overflowed
     """
     if not isinstance(why, str) or not why:
         raise BindingError(f"device.guard why: expected the refusal's text, got {why!r}")

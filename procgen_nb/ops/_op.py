@@ -104,7 +104,7 @@ class Op:
     """An op: a named function of keyword inputs and params that states where it runs.
 
     Args:
-        name: the seed's dotted name ("device.kernel").
+        name: the procgen ABI's dotted name ("device.kernel").
         runs: one of gpu, cpu, cpu_to_gpu, gpu_to_cpu.
         fn: the implementation, called with the keyword arguments.
         inputs: names of the op's inputs.

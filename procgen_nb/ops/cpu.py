@@ -224,6 +224,12 @@ def call(
         LuaSandboxError: it reached outside the sandbox.
         LuaCeilingError: it ran past its ceiling.
         LuaReturnError: a result of another type or count than ``returns`` states.
+
+    Example:
+        >>> from procgen_nb import ops
+        >>> fn = "function(a, b) return a + b, a * b end"
+        >>> ops.cpu.call(fn=fn, args=[3, 4], returns=["Number", "Number"])["values"]
+        [7, 12]
     """
     args, returns = _check_params(
         "cpu.call",
@@ -293,6 +299,19 @@ def _read(
         LuaError, LuaSandboxError, LuaCeilingError: as ``cpu.call`` (fn or digest).
         LuaReturnError: fn's results against ``returns``, or a digest answering other
             than one Number, String, Bool or table.
+
+    Example:
+        The digest stands for what ``fn`` reads; a graph cooks the node again only when it moves:
+
+        >>> from procgen_nb import ops
+        >>> got = ops.cpu.read(
+        ...     fn="function(n) return n * 2 end",
+        ...     args=[21],
+        ...     returns=["Number"],
+        ...     digest="function(n) return n end",
+        ... )
+        >>> got["values"]
+        [42]
     """
     args, returns = _check_params("cpu.read", fn, args, returns, ceiling_ms, {"device": device})
     args = _host_args(args)  # cpu.read is never replayed: a dynamic argument plans again

@@ -197,6 +197,15 @@ def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -
 
     Raises:
         UploadError: naming the key and the value refused.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb import ops
+        >>> cols = ops.transfer.upload(values={"f": [1.0, 2.0], "P": np.zeros((3, 2), np.float32)})
+        >>> cols["columns"]["f"]
+        Column(Float, 2 slots, device='cpu')
+        >>> cols["columns"]["P"].type, len(cols["columns"]["P"])
+        ('Vec2', 3)
     """
     if not isinstance(values, Mapping):
         raise UploadError(
@@ -268,8 +277,14 @@ def _read_one(value: Any, key: str) -> Any:
     )
 
 
-@op("transfer.readback", runs="gpu_to_cpu", inputs=("columns",), outputs=("values",))
-def readback(columns: Mapping[str, Any] | None = None) -> Record:
+@op(
+    "transfer.readback",
+    runs="gpu_to_cpu",
+    inputs=("columns",),
+    params=("as_numpy",),
+    outputs=("values",),
+)
+def readback(columns: Mapping[str, Any] | None = None, as_numpy: bool = False) -> Record:
     """Turns device columns and live counts into CPU values; a wait point of the cook.
 
     Args:
@@ -278,13 +293,31 @@ def readback(columns: Mapping[str, Any] | None = None) -> Record:
             values (themselves), Fields (evaluated over the column they read), a Geometry
             or a Part of one (the copy holding what its columns held: a table per class
             with its count, each column its first ``count`` values) or tables of them.
+        as_numpy: True reads each Column of ``columns`` (and of its tables) as a NumPy
+            array instead of a list: ``[n]`` of its element type, ``[n, lanes]`` float32
+            for a vector column (its live elements for a live column); String columns
+            stay lists of text. ``Column.numpy()`` reads one column the same way.
 
     Returns:
         Record with ``values`` under the keys ``columns`` gave them.
 
     Raises:
-        UploadError: a value of another kind; a Field that reads no column.
+        UploadError: a value of another kind; a Field that reads no column; an
+            ``as_numpy`` that is not True or False.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb import ops
+        >>> xy = np.array([[0.0, 1.0], [2.0, 3.0]], dtype=np.float32)
+        >>> col = ops.transfer.upload(values={"P": xy})["columns"]["P"]
+        >>> ops.transfer.readback(columns={"P": col})["values"]["P"]
+        [{'x': 0.0, 'y': 1.0}, {'x': 2.0, 'y': 3.0}]
+        >>> ops.transfer.readback(columns={"P": col}, as_numpy=True)["values"]["P"]
+        array([[0., 1.],
+               [2., 3.]], dtype=float32)
     """
+    if not isinstance(as_numpy, bool):
+        raise UploadError(f"transfer.readback as_numpy: expected True or False, got {as_numpy!r}")
     if not isinstance(columns, Mapping):
         raise UploadError(
             f"transfer.readback columns: expected a Record of columns, got {_short(columns)}"
@@ -292,4 +325,14 @@ def readback(columns: Mapping[str, Any] | None = None) -> Record:
     scope = current_cook()
     if scope is not None:
         scope.note("wait", f"transfer.readback of {sorted(columns)}")
-    return Record(values=Record({k: _read_one(v, k) for k, v in columns.items()}))
+    read = _read_numpy if as_numpy else _read_one
+    return Record(values=Record({k: read(v, k) for k, v in columns.items()}))
+
+
+def _read_numpy(value: Any, key: str) -> Any:
+    """``_read_one``, with a (non-String) Column read as a NumPy array of its live slots."""
+    if isinstance(value, Column) and value.type != "String":
+        return value.numpy(live=True)
+    if isinstance(value, Mapping) and not (set(value) == {"count", "capacity"}):
+        return {k: _read_numpy(v, f"{key}.{k}") for k, v in value.items()}
+    return _read_one(value, key)

@@ -95,6 +95,26 @@ class TrackResult:
             out[name] = Column(arr, "Float")
         return out
 
+    # -- display (a one-line repr; a table and a picture in a notebook) -----------------
+    def __repr__(self) -> str:
+        from .._display import line
+
+        extra = {"attributes": sorted(self.attributes)} if self.attributes else {}
+        shape = f"{self.num_envs} envs x {self.num_points} points"
+        return line("TrackResult", shape, device=str(self.xy.device), **extra)
+
+    def _repr_html_(self) -> str:
+        from .._display import table, tracks_png
+
+        rows = [
+            ("envs", self.num_envs),
+            ("points per env", self.num_points),
+            ("valid", f"{self.num_valid()} of {self.num_envs}"),
+            ("attributes", ", ".join(sorted(self.attributes)) or "none"),
+            ("device", self.xy.device),
+        ]
+        return table("TrackResult", rows, tracks_png(self.xy, self.valid, self.num_envs))
+
     def num_valid(self) -> int:
         """Reads the live count of valid envs back (one readback). Inside a graph node the
         node then plans again every cook (a host read is not recorded)."""

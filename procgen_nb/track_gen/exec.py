@@ -9,7 +9,7 @@ Inside a caller's capture (the caller's ``ctx.record``, or a Warp capture open o
 on the CPU too) a track call's recordings do not replay: their work is emitted again, so it
 joins the caller's recording, and host work (a readback, an allocation, ``ctx.host()``, a
 HOST generator's step) raises ``NotCapturableError``. ``eager_cpu=True`` runs recordings
-eagerly on the CPU (the seed's behaviour; by default the CPU records and replays).
+eagerly on the CPU (the 0.1 interface's behaviour; by default the CPU records and replays).
 """
 
 from __future__ import annotations

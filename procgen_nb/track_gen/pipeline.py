@@ -60,7 +60,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
             ``config.device`` when None.
         generator: a Stage or GeneratorSpec to run instead of looking ``config.generator``
             up in the registry (the conformance kit checks unregistered generators this way).
-        eager_cpu: True runs every CPU call eagerly, as the seed says (each call launches
+        eager_cpu: True runs every CPU call eagerly, as the 0.1 interface does (each call launches
             every kernel again); False records on the CPU and replays (measured faster, see
             docs/track_gen.md); None keeps ``ctx``'s flag (False for a new context). It is
             the launch context's flag (``self.eager_cpu`` forwards to ``ctx.eager_cpu``), so
@@ -246,7 +246,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
 
     @property
     def eager_cpu(self) -> bool:
-        """True when CPU calls run eagerly (the seed's behaviour) instead of replaying their
+        """True when CPU calls run eagerly (the 0.1 interface's behaviour) instead of replaying their
         recordings; settable, and applied to recordings already made. It is ``ctx.eager_cpu``:
         every generator sharing the launch context follows it. A split call (worker threads)
         does not split while it is True."""
@@ -265,6 +265,36 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
     def host_driven(self) -> bool:
         """True when a stage is HOST (it runs eagerly each call)."""
         return any(s.capture is CaptureClass.HOST for s in self._steps)
+
+    # -- display (a one-line repr; a table and a picture of the last call in a notebook) -
+    def __repr__(self) -> str:
+        from .._display import line
+
+        cfg = self.config
+        shape = f"{cfg.num_envs} envs x {cfg.num_points} points"
+        return line(
+            "TrackGenerator",
+            repr(self.stage.name),
+            shape,
+            seed=cfg.seed,
+            device=str(self.ctx.device),
+        )
+
+    def _repr_html_(self) -> str:
+        from .._display import table, tracks_png
+
+        cfg, res = self.config, self.result
+        rows = [("generator", self.stage.name), ("envs", cfg.num_envs), ("points", cfg.num_points)]
+        rows += [("seed", cfg.seed), ("epoch", cfg.epoch), ("capture", self.stage.capture.name)]
+        if self.params is not None:
+            rows += [(f"params.{k}", v) for k, v in self.params.to_dict().items()]
+        rows += [
+            ("last call", f"{res.num_valid()} of {cfg.num_envs} valid"),
+            ("device", self.ctx.device),
+        ]
+        return table(
+            f"TrackGenerator {self.stage.name!r}", rows, tracks_png(res.xy, res.valid, cfg.num_envs)
+        )
 
     def generate(self, epoch: int | None = None) -> TrackResult:
         """Generates every env (for ``epoch`` when given) and returns the device arrays.
@@ -339,6 +369,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         generator_params: Mapping[str, Any] | None = None,
         validity: Mapping[str, Any] | None = None,
         z_profile: Mapping[str, Any] | None = None,
+        **other: Any,
     ) -> bool:
         """Changes parameters; dynamic fields are written to their device buffers (no new
         recording), a static change rebuilds the pipeline.
@@ -348,8 +379,14 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
 
         Raises:
             GeneratorError: values the Params classes refuse.
-            ParamsError: an argument that is not a mapping of fields.
+            ParamsError: an argument that is not a mapping of fields; any other keyword
+                (``num_envs`` and the other config fields need a new ``TrackGenerator``).
         """
+        if other:
+            raise ParamsError(
+                "TrackGenerator.update: expected generator_params, validity or z_profile "
+                f"(other config fields need a new TrackGenerator), got {sorted(other)}"
+            )
         return _update.update(self, generator_params, validity, z_profile)
 
 

@@ -57,7 +57,9 @@ def test_the_builtins_have_bounded_fields():
 )
 def test_params_bounds_are_inclusive(pcls, name, typ, bounds):
     lo, hi = bounds
-    range_text = re.escape(f"{name}: expected a value in [{lo}, {hi}], got ")
+    # a half-open range names its one end
+    accepted = f">= {lo}" if hi is None else f"<= {hi}" if lo is None else f"in [{lo}, {hi}]"
+    range_text = re.escape(f"{name}: expected a value {accepted}, got ")
     for end, step in ((lo, -1), (hi, +1)):
         if end is None:
             continue

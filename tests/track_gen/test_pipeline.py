@@ -146,7 +146,9 @@ def test_config_refusals():
         r"got \['num_env'\]",
     ):
         presets.track(num_env=3)
-    with pytest.raises(ParamsError, match=r"validity.track_width: expected a value in"):
+    with pytest.raises(
+        ParamsError, match=r"validity.track_width: expected a value >= 0.0, got -1.0"
+    ):
         TrackGenConfig(validity={"track_width": -1})
 
 

@@ -13,8 +13,9 @@ from packaging.version import Version
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
-#: what Binder needs beyond the package's own dependencies: the notebook front end.
-BINDER_ONLY = {"jupyterlab"}
+#: what Binder needs beyond the package's own dependencies (JupyterLab and ipykernel are
+#: among those now: `pip install .` opens the notebooks too).
+BINDER_ONLY: set[str] = set()
 
 
 def _pyproject() -> dict:

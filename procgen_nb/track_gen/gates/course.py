@@ -233,6 +233,23 @@ class Course:
         it answers ``columns()``. A static field stays the course's (build another)."""
         return course_node(self, name)
 
+    # -- display (a one-line repr; a table and a picture in a notebook) -----------------
+    def __repr__(self) -> str:
+        from ..._display import line
+
+        E = self.track.config.num_envs
+        names = f"{self.track.stage.name!r} centerlines, {self.gates.stage.name!r} gates"
+        return line("Course", names, f"{E} envs", track_width=self.track_width)
+
+    def _repr_html_(self) -> str:
+        from ..._display import table, tracks_png
+
+        E = self.track.config.num_envs
+        rows = [("centerlines", self.track.stage.name), ("gates", self.gates.stage.name)]
+        rows += [("envs", E), ("gates first", self.gates_first), ("track width", self.track_width)]
+        rows += [("valid courses", f"{self.num_valid()} of {E}"), ("device", self.ctx.device)]
+        return table("Course", rows, tracks_png(self.xy, self.valid, E))
+
     def num_valid(self) -> int:
         """Reads the live count of valid courses back (one readback; a graph node that
         calls it plans again every cook)."""

@@ -35,6 +35,16 @@ def fill(ctx: Any, arr: wp.array, value: Any) -> None:
 
     Raises:
         ParamsError: ``arr`` is not a ``wp.array`` (None included).
+
+    Example:
+        >>> import warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> ctx = LaunchContext("cpu")
+        >>> a = wp.zeros(4, dtype=wp.int32, device="cpu")
+        >>> ops.fill(ctx, a, 7)
+        >>> a.numpy().tolist()
+        [7, 7, 7, 7]
     """
     if not isinstance(arr, wp.array):
         got = "None" if arr is None else type(arr).__name__
@@ -72,6 +82,19 @@ def arc_resample(
     Raises:
         ParamsError: a scratch that is not an ``ArcScratch`` for these sizes (None
             included), or an array of the wrong dtype or too short.
+
+    Example:
+        The unit square's four corners, resampled to eight points half a side apart:
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = wp.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=wp.vec2, device="cpu")
+        >>> dst = wp.zeros(8, dtype=wp.vec2, device="cpu")
+        >>> arc = ops.ArcScratch.alloc("cpu", 1, 4, 8)
+        >>> ops.arc_resample(LaunchContext("cpu"), sq, dst, arc, 1, 4, 8)
+        >>> dst.numpy().tolist()
+        [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0], [1.0, 0.5], [1.0, 1.0], [0.5, 1.0], [0.0, 1.0], [0.0, 0.5]]
     """
     op = "arc_resample"
     E, raw, num_points = (need_size(op, n, v) for n, v in _sizes(num_envs, raw, num_points))
@@ -116,6 +139,23 @@ def arc_resample_attribute(
 
     Raises:
         ParamsError: as ``arc_resample``.
+
+    Example:
+        Each corner's index, carried along the resampling above (the closing side runs from 3
+        back to 0):
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> ctx = LaunchContext("cpu")
+        >>> sq = wp.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=wp.vec2, device="cpu")
+        >>> arc = ops.ArcScratch.alloc("cpu", 1, 4, 8)
+        >>> ops.arc_resample(ctx, sq, wp.zeros(8, dtype=wp.vec2, device="cpu"), arc, 1, 4, 8)
+        >>> u = wp.array([0.0, 1.0, 2.0, 3.0], dtype=float, device="cpu")
+        >>> u8 = wp.zeros(8, dtype=float, device="cpu")
+        >>> ops.arc_resample_attribute(ctx, u, u8, arc, 1, 4, 8)
+        >>> u8.numpy().tolist()
+        [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 1.5]
     """
     op = "arc_resample_attribute"
     E, raw, num_points = (need_size(op, n, v) for n, v in _sizes(num_envs, raw, num_points))
@@ -167,6 +207,18 @@ def resample_uniform(
     Raises:
         ParamsError: a scratch buffer that is None (the op never allocates), of the wrong
             dtype or too short; the message names the helper that allocates it.
+
+    Example:
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = wp.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=wp.vec2, device="cpu")
+        >>> dst = wp.zeros(8, dtype=wp.vec2, device="cpu")
+        >>> arc = ops.ArcScratch.alloc("cpu", 1, 4, 8)
+        >>> ops.fill(LaunchContext("cpu"), arc.counts, 4)
+        >>> ops.resample_uniform(LaunchContext("cpu"), sq, 1, 4, dst, 8, arc.seg, arc.cum, arc.counts, arc.t)
+        >>> dst.numpy()[:3].tolist()
+        [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]]
     """
     op = "resample_uniform"
     E, sp, dp = (
@@ -210,6 +262,22 @@ def resample_constant_spacing(
     Raises:
         ParamsError: a spacing that is not a positive finite number, or an array that is
             None, of the wrong dtype or too short.
+
+    Example:
+        The unit square (perimeter 4) at a spacing of 0.5 closes evenly with 8 points:
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = wp.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=wp.vec2, device="cpu")
+        >>> dst = wp.zeros(16, dtype=wp.vec2, device="cpu")
+        >>> count = wp.zeros(1, dtype=wp.int32, device="cpu")
+        >>> truncated = wp.zeros(1, dtype=wp.int32, device="cpu")
+        >>> ops.resample_constant_spacing(LaunchContext("cpu"), sq, 1, 4, 0.5, dst, 16, count, truncated)
+        >>> count.numpy().tolist(), truncated.numpy().tolist()
+        ([8], [0])
+        >>> dst.numpy()[:3].tolist(), bool(np.isnan(dst.numpy()[8:]).all())
+        ([[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]], True)
     """
     op = "resample_constant_spacing"
     if not (
@@ -240,6 +308,19 @@ def sample_counts(ctx: Any, seeds: wp.array, salt: int, lo: int, hi: int, out: w
 
     Raises:
         ParamsError: ``lo > hi``, or ``seeds`` / ``out`` None, not int32 or shorter than E.
+
+    Example:
+        >>> import warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> seeds = wp.array([1, 2, 3], dtype=wp.int32, device="cpu")
+        >>> out = wp.zeros(3, dtype=wp.int32, device="cpu")
+        >>> ops.sample_counts(LaunchContext("cpu"), seeds, 17, 3, 6, out)
+        >>> counts = out.numpy().tolist()
+        >>> counts  # the same seeds and salt give the same counts, run after run
+        [3, 3, 6]
+        >>> all(3 <= c <= 6 for c in counts)
+        True
     """
     op = "sample_counts"
     salt = need_size(op, "salt", salt, -(1 << 31))
@@ -271,6 +352,23 @@ def grid_cells(
     Raises:
         ParamsError: an array that is None, of the wrong dtype or too short (E is
             ``counts.shape[0]``), or a grid or max_count that is not an integer >= 1.
+
+    Example:
+        Three envs pick 3, 3 and 6 distinct cells of a 4 x 4 lattice:
+
+        >>> import warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> seeds = wp.array([1, 2, 3], dtype=wp.int32, device="cpu")
+        >>> counts = wp.array([3, 3, 6], dtype=wp.int32, device="cpu")
+        >>> perm = wp.zeros(3 * 16, dtype=wp.int32, device="cpu")
+        >>> cells = wp.zeros(3 * 6, dtype=wp.int32, device="cpu")
+        >>> ops.grid_cells(LaunchContext("cpu"), seeds, 18, counts, 4, perm, cells, 6)
+        >>> rows = cells.numpy().reshape(3, 6).tolist()
+        >>> rows[0]  # -1 past the env's count
+        [1, 4, 8, -1, -1, -1]
+        >>> [len(set(r) - {-1}) for r in rows]  # distinct cells
+        [3, 3, 6]
     """
     op = "grid_cells"
     salt = need_size(op, "salt", salt, -(1 << 31))
@@ -309,6 +407,21 @@ def sample_grid_points(
 
     Raises:
         ParamsError: as ``grid_cells``.
+
+    Example:
+        With jitter 0 each point is its cell's centre: cell 1 (column 1, row 0) of a 4 x 4
+        lattice over [-1, 1]^2 is centred at (-0.25, -0.75):
+
+        >>> import warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> seeds = wp.array([1], dtype=wp.int32, device="cpu")
+        >>> cells = wp.array([1, 4, -1], dtype=wp.int32, device="cpu")
+        >>> counts = wp.array([2], dtype=wp.int32, device="cpu")
+        >>> out = wp.zeros(3, dtype=wp.vec2, device="cpu")
+        >>> ops.sample_grid_points(LaunchContext("cpu"), seeds, 19, cells, counts, 4, 0.0, 1.0, out, 3)
+        >>> out.numpy().tolist()
+        [[-0.25, -0.75], [-0.75, -0.25], [nan, nan]]
     """
     op = "sample_grid_points"
     salt = need_size(op, "salt", salt, -(1 << 31))
@@ -342,6 +455,15 @@ def angle_sort(ctx: Any, xy: wp.array, counts: wp.array, max_count: int) -> None
 
     Raises:
         ParamsError: ``xy`` or ``counts`` None, of the wrong dtype or too short.
+
+    Example:
+        >>> import warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> xy = wp.array([[1, 1], [0, 0], [0, 1], [1, 0]], dtype=wp.vec2, device="cpu")
+        >>> ops.angle_sort(LaunchContext("cpu"), xy, wp.array([4], dtype=wp.int32, device="cpu"), 4)
+        >>> xy.numpy().tolist()  # counter-clockwise around the centroid (0.5, 0.5)
+        [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
     """
     op = "angle_sort"
     max_count = need_size(op, "max_count", max_count)

@@ -39,6 +39,20 @@ def self_intersections(
     Raises:
         ParamsError: a scratch that is not a ``GridScratch`` for these sizes (None
             included), or an array of the wrong dtype or too short.
+
+    Example:
+        A square, and a bow tie whose first and third sides cross once:
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+        >>> bow = np.array([[0, 0], [1, 1], [1, 0], [0, 1]], np.float32)
+        >>> xy = wp.array(np.concatenate([sq, bow]), dtype=wp.vec2, device="cpu")
+        >>> out = wp.zeros(2, dtype=wp.int32, device="cpu")
+        >>> ops.self_intersections(LaunchContext("cpu"), xy, 2, 4, out, ops.GridScratch.alloc("cpu", 2, 4))
+        >>> out.numpy().tolist()
+        [0, 1]
     """
     op = "self_intersections"
     E = need_size(op, "num_envs", num_envs)
@@ -71,6 +85,18 @@ def is_simple(
 
     Raises:
         ParamsError: as ``self_intersections``.
+
+    Example:
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+        >>> bow = np.array([[0, 0], [1, 1], [1, 0], [0, 1]], np.float32)
+        >>> xy = wp.array(np.concatenate([sq, bow]), dtype=wp.vec2, device="cpu")
+        >>> out = wp.zeros(2, dtype=wp.int32, device="cpu")
+        >>> ops.is_simple(LaunchContext("cpu"), xy, 2, 4, out, ops.GridScratch.alloc("cpu", 2, 4))
+        >>> out.numpy().tolist()  # the square is simple, the bow tie is not
+        [1, 0]
     """
     op = "is_simple"
     E = need_size(op, "num_envs", num_envs)
@@ -131,6 +157,24 @@ def check_tracks(
         ParamsError: a scratch that is not a ``GridScratch`` for these sizes (None
             included), a loop of fewer than 3 points, or an array of the wrong dtype or
             too short.
+
+    Example:
+        A circle, and a figure eight (it crosses itself once and turns 0 times); both thresholds
+        0, so only the closed, simple, turning-number checks decide:
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> t = (np.arange(64) + 0.5) * 2 * np.pi / 64
+        >>> circle = np.stack([np.cos(t), np.sin(t)], 1)
+        >>> eight = np.stack([np.sin(t), np.sin(t) * np.cos(t)], 1)
+        >>> xy = wp.array(np.concatenate([circle, eight]).astype(np.float32), dtype=wp.vec2, device="cpu")
+        >>> out = [wp.zeros(2, dtype=wp.int32, device="cpu") for _ in range(4)]
+        >>> zero = wp.zeros(1, dtype=float, device="cpu")
+        >>> grid = ops.GridScratch.alloc("cpu", 2, 64)
+        >>> ops.check_tracks(LaunchContext("cpu"), xy, 2, 64, grid, zero, zero, *out)
+        >>> [a.numpy().tolist() for a in out]  # valid, reason (4 crossing + 8 turning), crossings, turning
+        [[1, 0], [0, 12], [0, 1], [1, 0]]
     """
     op = "check_tracks"
     E = need_size(op, "num_envs", num_envs)
@@ -221,6 +265,19 @@ def turning_number(ctx: Any, xy: wp.array, num_envs: int, num_points: int, out: 
 
     Raises:
         ParamsError: ``xy`` or ``out`` None, of the wrong dtype or too short.
+
+    Example:
+        A unit square counter-clockwise, then the same square clockwise:
+
+        >>> import numpy as np, warp as wp
+        >>> from procgen_nb.track_gen import ops
+        >>> from procgen_nb.track_gen.exec import LaunchContext
+        >>> sq = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+        >>> xy = wp.array(np.concatenate([sq, sq[::-1]]), dtype=wp.vec2, device="cpu")
+        >>> out = wp.zeros(2, dtype=wp.int32, device="cpu")
+        >>> ops.turning_number(LaunchContext("cpu"), xy, 2, 4, out)
+        >>> out.numpy().tolist()
+        [1, -1]
     """
     op = "turning_number"
     E = need_size(op, "num_envs", num_envs)
