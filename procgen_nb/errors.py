@@ -24,6 +24,14 @@ the built-in it refines, so ``except ValueError`` keeps working::
     ├── LegacyPluginStreamError(ProcgenError, RuntimeError)
     └── DuplicateSpecError(ProcgenError, ValueError)
 
+Added by the hardening pass (issue 21)::
+
+    ├── BindingError
+    │   └── LuaArgError(BindingError)                a call argument no Lua value stands for
+    ├── LuaError
+    │   └── LuaMemoryError(LuaError, MemoryError)    a call ran past the state's max_memory
+    └── DatasetError(ProcgenError, RuntimeError)     a dataset folder in use, or changed bytes
+
 Messages follow the form "<input>: expected <what is accepted>, got <value>".
 """
 
@@ -113,3 +121,16 @@ class LegacyPluginStreamError(ProcgenError, RuntimeError):
 
 class DuplicateSpecError(ProcgenError, ValueError):
     """A registry already holds a spec of that kind and name."""
+
+
+# -- hardening (issue 21) ------------------------------------------------------------------
+class LuaArgError(BindingError):
+    """A Lua call was given an argument no Lua value stands for (names it and its type)."""
+
+
+class LuaMemoryError(LuaError, MemoryError):
+    """A Lua call needed more memory than its state's ``max_memory``."""
+
+
+class DatasetError(ProcgenError, RuntimeError):
+    """A dataset folder is in use by another writer, or its bytes changed since written."""
