@@ -113,6 +113,17 @@ local function poll()
   if over() then trip() end
 end
 
+-- when, on os.clock (which moves at least as fast as the thread's clock), a single long C
+-- call of the running call must be over: past its ceiling by at most 0.8 x the ceiling +
+-- 50 ms (set by helpers.run)
+local until_clock = math.huge
+-- stops the call at its ceiling now when a C call of `seconds` that no hook can interrupt
+-- would run past until_clock
+local function afford(seconds)
+  poll()
+  if running and until_clock - clock() < seconds then trip() end
+end
+
 local function refuse(what, level)
   real_error(SANDBOX .. " " .. what, (level or 1) + 1)
 end
@@ -377,7 +388,7 @@ local function on_error(e)
   return traceback(e, 2)
 end
 
-local helpers = {env = env, poll = poll, refuse = refuse, limits = limits,
+local helpers = {env = env, poll = poll, afford = afford, refuse = refuse, limits = limits,
                  main_thread = tostring(co_running())}
 
 -- lets the coroutines of the call that is over be collected
@@ -401,8 +412,9 @@ local function capped(f, ...)
   cap_on()
   return pass(f(...))
 end
-function helpers.run(s1, s2, f, n, args)
+function helpers.run(s1, s2, budget, f, n, args)
   tripped, running, failed = false, true, nil
+  until_clock = clock() + budget
   seed1, seed2 = s1, s2
   randomseed(s1, s2)
   return finish(xpcall(capped, on_error, f, unpack(args, 1, n)))

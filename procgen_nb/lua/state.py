@@ -176,7 +176,7 @@ class LuaState:
             raise LuaError(f"the Lua sandbox's guards do not compile: {err}")
         lmatch = real_load(_lmatch.MATCHER, "=procgen_nb.match")()
         limits = self._runtime.table_from(_guards.LIMITS)
-        guards(self._helpers.env, self._helpers.poll, limits, lmatch)
+        guards(self._helpers.env, self._helpers.poll, limits, lmatch, self._helpers.afford)
         task_limits = {"fps": _task.FPS, "max_tasks": _task.MAX_TASKS, "max_frame": _task.MAX_FRAME}
         self._tasks = real_load(_task.TASK, "=procgen_nb.task")(
             self._helpers.env, self._helpers.support, self._runtime.table_from(task_limits)
@@ -473,12 +473,14 @@ class LuaState:
             self._depth += 1
             self._watch.start(span.deadline - time.thread_time())
             try:
-                res = self._helpers.run(s1, s2, f, *self._packed(args))
+                left = self._hard_left(span)
+                res = self._helpers.run(s1, s2, left, f, *self._packed(args))
                 res = res if isinstance(res, tuple) else (res,)
                 if res[0] and any(_sandbox.lua_type(v) == "table" for v in res[1:]):
                     measured = self._helpers.run(
                         s1,
                         s2,
+                        self._hard_left(span),
                         self._helpers.measure,
                         *self._packed((MAX_RESULT_VALUES, *res[1:])),
                     )
@@ -512,7 +514,8 @@ class LuaState:
                 f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
                 f"that are not ({res.reason} at byte {res.start})"
             )
-        if tripped or time.thread_time() > span.deadline:
+        early = not res[0] and len(res) > 1 and str(res[1]).startswith(_sandbox.CEILING_MARK)
+        if tripped or early or time.thread_time() > span.deadline:
             raise self._ceiling_error(what, node, span)
         if not res[0] and len(res) > 1 and res[1] == _sandbox.MEMORY_MESSAGE:
             raise self._memory_error(what, node)
@@ -540,6 +543,13 @@ class LuaState:
                 )
         return res[1:]
 
+    @staticmethod
+    def _hard_left(span: _Span) -> float:
+        """The CPU seconds a single long C call may still run into (``afford``): up to
+        1.8 x the ceiling + 50 ms from the call's start, within the goal of 2 x + 100 ms."""
+        hard = span.deadline + 0.8 * span.ceiling / 1000.0 + 0.05
+        return max(0.0, hard - time.thread_time())
+
     def _packed(self, args: Sequence[Any]) -> tuple[int, Any]:
         """The count and a table of a call's arguments, made with no memory limit: pushing
         a string past the limit outside a protected call would abort the process."""
@@ -558,9 +568,15 @@ class LuaState:
 
     def _ceiling_error(self, what: str, node: str | None, span: _Span) -> LuaCeilingError:
         used = (time.thread_time() - span.start) * 1000.0
+        why = (
+            "the call was stopped"
+            if used > span.ceiling
+            else "the call was stopped before a single long C call (string.rep) that its "
+            "time left could not pay for"
+        )
         return LuaCeilingError(
             f"{what} in node {_node(node)}: expected at most ceiling_ms={span.ceiling:g} ms of "
-            f"CPU time, got {used:.1f} ms; the call was stopped"
+            f"CPU time, got {used:.1f} ms; {why}"
         )
 
     # -- values crossing ----------------------------------------------------------------------
