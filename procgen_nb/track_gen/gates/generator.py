@@ -37,6 +37,7 @@ from ...params import Params
 from .. import ops
 from .._checks import check_epoch
 from .._spec_stage import resolve_params
+from .._update import rebuild as _rebuild
 from ..exec import LaunchContext, StageBuilder, _context, capturing
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
@@ -448,7 +449,7 @@ class GateGenerator:
         if not set(generator_params) <= dynamic:
             cfg = copy.copy(self.config)
             cfg.generator_params = new
-            self._setup(cfg)
+            _rebuild(self, cfg)  # a refused rebuild leaves the generator as it was
             return True
         for key in generator_params:
             buf = self._dyn.get(key)
