@@ -292,3 +292,27 @@ def test_a_non_utf8_error_message_is_a_lua_error_and_drops_the_tasks():
 def test_a_ceiling_past_float64_is_refused(lua, ceiling):
     with pytest.raises(ParamsError, match="ceiling_ms: expected a finite number"):
         lua.call("function() return 1 end", ceiling_ms=ceiling)
+
+
+def test_a_deeply_nested_upload_is_an_upload_error():
+    from procgen_nb import ops
+    from procgen_nb.errors import UploadError
+
+    nested: object = 1
+    for _ in range(5000):
+        nested = {"a": nested}
+    with pytest.raises(UploadError, match="nested a few hundred deep at most"):
+        ops.transfer.upload(values=nested)
+    cyc: dict = {}
+    cyc["a"] = cyc
+    with pytest.raises(UploadError):
+        ops.transfer.upload(values=cyc)
+
+
+def test_a_deeply_nested_lua_argument_is_refused(lua):
+    nested: object = 1
+    for _ in range(200):
+        nested = [nested]
+    with pytest.raises(Exception, match="nested at most 64 deep") as err:
+        lua.call("function(x) return 1 end", [nested])
+    assert isinstance(err.value, ValueError)
