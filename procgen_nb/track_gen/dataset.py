@@ -367,7 +367,8 @@ def _writer_lock(out: Path, wait: bool) -> Iterator[None]:
     """Holds ``out``'s writer lock: one writer per folder at a time.
 
     The lock is an ``flock`` on ``out/.lock``, which the system lets go when its process
-    ends, so a dead writer's lock is taken over at once; the file names the holder's pid.
+    ends, so a dead writer's lock is taken over at once; the file names the holder's pid,
+    and the writer removes it (still holding it) when done.
 
     Raises:
         DatasetError: another live writer holds the folder (``wait`` False).
@@ -378,24 +379,30 @@ def _writer_lock(out: Path, wait: bool) -> Iterator[None]:
         yield
         return
     path = out / LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
             raise DatasetError(
                 f"dataset.write out {str(out)!r}: expected a folder no other writer is writing, "
                 f"got one that pid {holder} is writing (pass wait=True to wait for it)"
             ) from None
+        try:  # the file may have been let go (unlinked) by the writer we waited for
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        try:
-            yield
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        yield
     finally:
+        path.unlink(missing_ok=True)  # while still held: a waiter then sees it gone
         os.close(fd)
 
 

@@ -62,7 +62,7 @@ def test_a_second_writer_is_refused_naming_the_folder_and_pid(tmp_path):
     # its lock dies with it: taken over at once
     got = dataset.write(CONFIG, 4, tmp_path, 2, progress=False)
     assert got["written"] == 2
-    assert (tmp_path / dataset.LOCK).read_text() == ""  # let go, and no pid left
+    assert not (tmp_path / dataset.LOCK).exists()  # let go and removed
 
 
 def test_wait_true_waits_for_the_other_writer(tmp_path):
@@ -218,3 +218,10 @@ def test_a_killed_writer_leaves_a_lock_the_next_one_takes(tmp_path):
     _end(p)
     assert str(p.pid) in (tmp_path / dataset.LOCK).read_text()  # a stale lock, pid in it
     assert dataset.write(CONFIG, 4, tmp_path, 2, progress=False)["written"] == 2
+    assert not (tmp_path / dataset.LOCK).exists()
+    # a finished folder holds the shards and the manifest only (what notebooks list)
+    assert sorted(os.listdir(tmp_path)) == [
+        dataset.MANIFEST,
+        "shard-000000.parquet",
+        "shard-000001.parquet",
+    ]
