@@ -25,6 +25,14 @@ the built-in it refines, so ``except ValueError`` keeps working::
     ├── DuplicateSpecError(ProcgenError, ValueError)
     └── ExportError(ProcgenError, ValueError)        track_gen.export input (format, env, out)
 
+Added by the hardening pass (issue 21)::
+
+    ├── BindingError
+    │   └── LuaArgError(BindingError)                a call argument no Lua value stands for
+    ├── LuaError
+    │   └── LuaMemoryError(LuaError, MemoryError)    a call ran past the state's max_memory
+    └── DatasetError(ProcgenError, RuntimeError)     a dataset folder in use, or changed bytes
+
 Messages follow the form "<input>: expected <what is accepted>, got <value>".
 """
 
@@ -120,3 +128,16 @@ class DuplicateSpecError(ProcgenError, ValueError):
 class ExportError(ProcgenError, ValueError):
     """A track could not be exported as asked: an unknown format, an env out of range, widths
     the track does not allow, an output folder that cannot be one."""
+
+
+# -- hardening (issue 21) ------------------------------------------------------------------
+class LuaArgError(BindingError):
+    """A Lua call was given an argument no Lua value stands for (names it and its type)."""
+
+
+class LuaMemoryError(LuaError, MemoryError):
+    """A Lua call needed more memory than its state's ``max_memory``."""
+
+
+class DatasetError(ProcgenError, RuntimeError):
+    """A dataset folder is in use by another writer, or its bytes changed since written."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,6 @@ from typing import Any
 import yaml
 
 from ..errors import BindingsFileError
-from ._preprocess import when_holds
 
 #: the largest bindings.yaml the loader reads
 MAX_BYTES = 256 * 1024
@@ -148,10 +148,37 @@ def _count_value(path: Path, key: str, v: Any) -> int | str | None:
         return None
     if isinstance(v, bool) or not isinstance(v, int | str):
         raise _fail(path, key, v, "an integer >= 0, 'domain', or a uniform or bind name")
-    if isinstance(v, int) and v < 0:
-        raise _fail(path, key, v, "an integer >= 0")
+    if isinstance(v, int) and not 0 <= v <= MAX_COUNT:
+        raise _fail(path, key, v, f"an integer >= 0 and <= {MAX_COUNT} (an int32 count)")
     if isinstance(v, str) and not _IDENT.match(v):
         raise _fail(path, key, v, "'domain' or a uniform or bind name")
+    return v
+
+
+#: the values an ``init`` may hold per element type (vector lanes are f32)
+_INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
+_F32_MAX = 3.4028234663852886e38
+#: the largest ``count``/``capacity`` (a count is an int32 on the device)
+MAX_COUNT = 2**31 - 1
+
+
+def _init_value(path: Path, key: str, v: Any, element: str, spec_keys: dict) -> float | int | None:
+    """An ``init`` checked against every element type the binding can have: an integer in
+    range for i32/u32 (a float with a fraction refused), a finite float within f32 for
+    f32 and vectors."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise _fail(path, key, v, "a number")
+    for el in spec_keys.get(element, (element,)):
+        if el in _INT_RANGE:
+            lo, hi = _INT_RANGE[el]
+            if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
+                raise _fail(path, key, v, f"a whole number for a {el} binding")
+            if not lo <= v <= hi:
+                raise _fail(path, key, v, f"a whole number from {lo} to {hi} for a {el} binding")
+        elif (isinstance(v, float) and not math.isfinite(v)) or abs(v) > _F32_MAX:
+            raise _fail(path, key, v, f"a finite number within float32's range for a {el} binding")
     return v
 
 
@@ -219,28 +246,57 @@ def _read_yaml(path: Path) -> Any:
         raise BindingsFileError(f"{path}: expected valid YAML, got a parse error: {e}") from None
 
 
-def _when_keys(when: str | None) -> set[str]:
-    out: set[str] = set()
-    for alt in (when or "").split(";"):
-        out.update(alt.replace("=", " ").split()[::2])
+def _alternatives(when: str | None, spec_keys: dict) -> list[dict[str, set[str]]]:
+    """A ``when`` as its alternatives, each the options it allows per key it names (an
+    alternative that can never hold is left out); no ``when`` is one alternative of none."""
+    if not when:
+        return [{}]
+    out = []
+    for alt in when.split(";"):
+        if not alt.strip():
+            continue
+        parts = alt.replace("=", " ").split()
+        allowed: dict[str, set[str]] = {}
+        for k, v in zip(parts[::2], parts[1::2]):
+            allowed[k] = allowed.get(k, set(spec_keys[k])) & set(v.split("|"))
+        if all(allowed.values()):
+            out.append(allowed)
     return out
 
 
+def _meet(a: dict[str, set[str]], b: dict[str, set[str]], spec_keys: dict) -> dict | None:
+    """A variant's options in which both alternatives hold (for the keys they name), or None."""
+    for k in a.keys() & b.keys():
+        if a[k].isdisjoint(b[k]):
+            return None
+    both = {}
+    for k in sorted(a.keys() | b.keys()):
+        opts = a[k] & b[k] if k in a and k in b else a.get(k) or b[k]
+        both[k] = next(o for o in spec_keys[k] if o in opts)
+    return both
+
+
 def _check_names(path: Path, bindings: tuple[Binding, ...], spec_keys: dict) -> None:
-    """Refuses two bindings of one name whose ``when`` can hold in the same variant."""
+    """Refuses two bindings of one name whose ``when`` can hold in the same variant.
+
+    Two alternatives hold together exactly when, for every key both name, the options they
+    allow meet: a check per pair of alternatives (quadratic in the file), never one per
+    combination of the keys' options (exponential in the keys).
+    """
     by_name: dict[str, list[Binding]] = {}
     for b in bindings:
         by_name.setdefault(b.name, []).append(b)
     for name, group in by_name.items():
-        for a, b in itertools.combinations(group, 2):
-            keys = sorted(_when_keys(a.when) | _when_keys(b.when))
-            for combo in itertools.product(*(spec_keys[k] for k in keys)):
-                opts = dict(zip(keys, combo))
-                for k, o in spec_keys.items():
-                    opts.setdefault(k, o[0])
-                where = f"{path}: bindings[{name}].when"
-                if when_holds(a.when, opts, where) and when_holds(b.when, opts, where):
-                    tag = ",".join(f"{k}={v}" for k, v in zip(keys, combo)) or "every variant"
+        if len(group) < 2:
+            continue
+        alts = [_alternatives(b.when, spec_keys) for b in group]
+        for i, j in itertools.combinations(range(len(group)), 2):
+            for x in alts[i]:
+                for y in alts[j]:
+                    both = _meet(x, y, spec_keys)
+                    if both is None:
+                        continue
+                    tag = ",".join(f"{k}={v}" for k, v in both.items()) or "every variant"
                     raise _fail(
                         path,
                         f"bindings[{name}]",
@@ -306,9 +362,7 @@ def _binding(path: Path, i: int, raw: Any, spec_keys: dict[str, tuple[str, ...]]
     for flag in ("appended", "live"):
         if not isinstance(raw.get(flag, False), bool):
             raise _fail(path, f"{where}.{flag}", raw[flag], "true or false")
-    init = raw.get("init")
-    if init is not None and (isinstance(init, bool) or not isinstance(init, int | float)):
-        raise _fail(path, f"{where}.init", init, "a number")
+    init = _init_value(path, f"{where}.init", raw.get("init"), element, spec_keys)
     b = Binding(
         name=name,
         kind=raw["kind"],

@@ -31,12 +31,12 @@ def _ceiling(ceiling_ms: Any, what: str = "cpu.call") -> float:
     if (
         isinstance(ceiling_ms, bool)
         or not isinstance(ceiling_ms, int | float)
+        or not 0 < ceiling_ms <= MAX_CEILING_MS  # first: an int past float64 (10**400)
         or not math.isfinite(ceiling_ms)
-        or not 0 < ceiling_ms <= MAX_CEILING_MS
     ):
         raise ParamsError(
             f"{what} ceiling_ms: expected a finite number of milliseconds from 0 to "
-            f"{MAX_CEILING_MS:.0f} (0 or None for 5000), got {ceiling_ms!r}"
+            f"{MAX_CEILING_MS:.0f} (0 or None for 5000), got {_short(ceiling_ms)}"
         )
     return float(ceiling_ms)
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..columns import Column, Domain, Geometry, LiveCount, Record
-from ..errors import BindingError, LuaReturnError
+from ..errors import BindingError, LuaArgError, LuaReturnError
 from ._checks import _node, _short
 from ._sandbox import lua_type
 from .values import BufferRef, Curve, Handle
@@ -83,10 +83,12 @@ def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int
     """
     if depth > _MAX_DEPTH:
         raise BindingError(f"{where}: expected values nested at most {_MAX_DEPTH} deep, got deeper")
-    if value is None or isinstance(value, bool | int | float | str | bytes):
+    if value is None or isinstance(value, bool | float | str | bytes):
         return value
+    if isinstance(value, int):
+        return _integer(value, where)
     if isinstance(value, np.generic):
-        return value.item()
+        return _numpy_scalar(value, where)
     if isinstance(value, Column):
         return state._buffer_table(value, opts.node)
     if isinstance(value, Curve):
@@ -105,6 +107,8 @@ def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int
         for k, v in value.items():
             if not isinstance(k, str | int | float) or isinstance(k, bool):
                 raise BindingError(f"{where}: expected string or number keys, got key {k!r}")
+            if isinstance(k, int):
+                _integer(k, f"{where} key")
             out[k] = to_lua(state, v, f"{where}[{k!r}]", opts, depth + 1)
         return state._table(out)
     if isinstance(value, list | tuple):
@@ -115,10 +119,48 @@ def to_lua(state: LuaState, value: Any, where: str, opts: ArgOptions, depth: int
         return to_lua(state, value.tolist(), where, opts, depth)
     if lua_type(value) is not None:
         return value
-    raise BindingError(
-        f"{where}: expected a Number, String, Bool, List, Record, Column, Geometry, Curve, "
-        f"Handle or Lua value, got {type(value).__name__} {_short(value)}"
-    )
+    raise LuaArgError(f"{where}: expected {_ACCEPTED}, got {type(value).__name__} {_short(value)}")
+
+
+_ACCEPTED = "a Number, String, Bool, List, Record, Column, Geometry, Curve, Handle or Lua value"
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _integer(value: int, where: str) -> int:
+    """An int as Lua's 64-bit integer; refuses one past int64 (lupa raised OverflowError)."""
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise LuaArgError(
+            f"{where}: expected an integer from -2^63 to 2^63 - 1 (a Lua integer), got "
+            f"{_short(value)}"
+        )
+    return int(value)
+
+
+def _numpy_scalar(value: np.generic, where: str) -> Any:
+    """A NumPy scalar as the Lua value it stands for: bools, integers (int64's range),
+    floats of every width (a finite longdouble past float64's range refused), strings and
+    bytes. Every other kind (complex, datetime64, timedelta64, void, object) is refused:
+    ``item()`` would hand Lua a Python object."""
+    name = f"numpy.{type(value).__name__}"
+    if isinstance(value, np.datetime64 | np.timedelta64):  # timedelta64 is an integer type
+        raise LuaArgError(f"{where}: expected {_ACCEPTED}, got {name} {_short(value)}")
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return _integer(int(value), where)
+    if isinstance(value, np.floating):
+        out = float(value)
+        if np.isfinite(value) and not np.isfinite(out):
+            raise LuaArgError(
+                f"{where}: expected a float within float64's range (a Lua number), got "
+                f"{name} {_short(value)}"
+            )
+        return out
+    if isinstance(value, np.str_):
+        return str(value)
+    if isinstance(value, np.bytes_):
+        return bytes(value)
+    raise LuaArgError(f"{where}: expected {_ACCEPTED}, got {name} {_short(value)}")
 
 
 def _geometry_to_lua(

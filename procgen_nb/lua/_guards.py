@@ -32,7 +32,7 @@ LIMITS = {
 }
 
 GUARDS = r"""
-local env, poll, limits, lmatch = ...
+local env, poll, limits, lmatch, afford = ...
 local type, select, tostring, error, math_type = type, select, tostring, error, math.type
 local s_find, s_match, s_gmatch, s_gsub = string.find, string.match, string.gmatch, string.gsub
 local s_rep, s_sub, s_byte, s_format = string.rep, string.sub, string.byte, string.format
@@ -60,6 +60,8 @@ end
 -- string.rep: an empty piece answers "" at once (the C loop would run n times), and a
 -- short piece repeated many times is copied as a unit of about 4 KB
 local REP_UNIT = 4096
+local REP_NATIVE = 1 << 24  -- the longest result string.rep makes without a time check
+local REP_NS = 3.0          -- CPU ns a byte of a long result costs (1.3 to 2.7 measured)
 env.string.rep = function(s, n, sep)
   if type(n) == "string" then n = tonumber(n) or n end
   n = int(n)
@@ -69,12 +71,26 @@ env.string.rep = function(s, n, sep)
   local l = #base + #gap
   if l == 0 then return "" end
   if n * 1.0 * l > 2.0 ^ 40 then fail("string.rep", "resulting string too large") end
-  if n <= REP_UNIT or l >= REP_UNIT then return s_rep(base, n, gap) end
-  local piece = gap .. base               -- s (sep s)^(n - 1)
+  if n * l <= REP_NATIVE then
+    if n <= REP_UNIT or l >= REP_UNIT then return s_rep(base, n, gap) end
+    local piece = gap .. base               -- s (sep s)^(n - 1)
+    local k = (REP_UNIT + l - 1) // l
+    local unit = s_rep(piece, k)
+    local q, r = (n - 1) // k, (n - 1) % k
+    return base .. s_rep(unit, q) .. s_rep(piece, r)
+  end
+  -- a long result is one C call that no hook interrupts: made only when it would end
+  -- within the call's allowance past its ceiling (at REP_NS ns a byte), else the call
+  -- stops at its ceiling now
+  afford(n * 1.0 * l * REP_NS * 1e-9)
+  -- one native call, no concatenation after it: s_rep(A, q, B) with A = s (g s)^(a-1) and
+  -- B = g (s g)^b is s (g s)^(a - 1 + (q - 1)(a + b)), so n = a + (q - 1) k for k = a + b
   local k = (REP_UNIT + l - 1) // l
-  local unit = s_rep(piece, k)
-  local q, r = (n - 1) // k, (n - 1) % k
-  return base .. s_rep(unit, q) .. s_rep(piece, r)
+  local q1 = (n - 1) // k
+  local a = n - q1 * k
+  local A = s_rep(base, a, gap)
+  local B = gap .. s_rep(base .. gap, k - a)
+  return s_rep(A, q1 + 1, B)
 end
 
 -- patterns: the cost of a native match is estimated from the pattern and the subject
@@ -110,7 +126,9 @@ local function parse(p, anchor_ok)
   local info = cache[p]
   if info then return info end
   local n, i = #p, 1
-  info = {q = {}, items = 1, b = {}, nback = 0, anchored = false, first = nil}
+  -- width: the longest character set's text (the matcher scans a set byte by byte, so one
+  -- step of a set item costs up to its length)
+  info = {q = {}, items = 1, b = {}, nback = 0, anchored = false, first = nil, width = 1}
   if anchor_ok and s_sub(p, 1, 1) == "^" then
     info.anchored = true
     i = 2
@@ -137,8 +155,11 @@ local function parse(p, anchor_ok)
     elseif c == "%" and s_sub(p, i + 1, i + 1) == "f" then
       item()
       if s_sub(p, i + 2, i + 2) ~= "[" then break end
-      i = class_end(p, i + 2, n)
-      if i == nil then break end
+      local e = class_end(p, i + 2, n)
+      if e == nil then break end
+      -- a frontier tests the set at two characters
+      info.width = max(info.width, 2 * (e - i - 2))
+      i = e
     elseif c == "%" and s_find(s_sub(p, i + 1, i + 1), "^%d") then
       item()
       info.nback = info.nback + 1
@@ -148,6 +169,7 @@ local function parse(p, anchor_ok)
       local e = class_end(p, i, n)
       item()
       if e == nil then break end
+      info.width = max(info.width, e - i)
       local cls, qc = s_sub(p, i, e - 1), s_sub(p, e, e)
       if qc == "*" or qc == "+" or qc == "-" or qc == "?" then
         lastq = {cls = cls, q = qc, final = true}
@@ -174,7 +196,7 @@ local function runs(s, cls, memo)
   if got then return got[1], got[2], got[3] end
   local n = #s
   local best, total, covered = 0, 0, 0
-  if cls == "." then
+  if cls == "." or #cls > 32 then  -- a long set is not scanned natively here (its cost)
     best, total, covered = n, (n + 1) * (n + 2) / 2, n
   else
     for a, b in s_gmatch(s, "()" .. cls .. "+()") do
@@ -249,8 +271,9 @@ local function estimate(s, info, refine, n)
   for _, b in ipairs(info.b) do
     per = per + (refine and balance_span(s, b[1], b[2], memo) or n)
   end
+  local width = info.width
   if info.anchored then
-    return min(ranges, binom(n + k, k)) * per + n
+    return (min(ranges, binom(n + k, k)) * per + n) * width
   end
   local first = info.first
   local starts = (n + 1) * ranges
@@ -263,7 +286,7 @@ local function estimate(s, info, refine, n)
       starts = (n + 1) + covered * ranges
     end
   end
-  return min(starts, binom(n + k + 1, k + 1)) * per + n
+  return (min(starts, binom(n + k + 1, k + 1)) * per + n) * width
 end
 
 -- the longest subject the coarse bound lets a pattern match natively (per pattern, cached)
@@ -357,6 +380,60 @@ env.string.gsub = function(s, p, repl, n)
   return s_gsub(s, p, repl, n)
 end
 
+-- string.format: "%q" of a long string runs a C loop over every byte; past QUOTE bytes
+-- the string is quoted a piece at a time (the ceiling checked between pieces). A piece
+-- never ends on a control byte followed by a digit (the one place where a byte's quoted
+-- form depends on the next), so the pieces' forms join into the whole one
+local QUOTE = 1 << 16
+local function quote_long(v)
+  local n, at, parts = #v, 1, {'"'}
+  while at <= n do
+    local b = min(at + QUOTE - 1, n)
+    local c, d = s_byte(v, b, b + 1)
+    if d and d >= 48 and d <= 57 and (c < 32 or c == 127) then b = b + 1 end
+    local q = s_format("%q", s_sub(v, at, b))
+    parts[#parts + 1] = s_sub(q, 2, -2)
+    at = b + 1
+    poll()
+  end
+  parts[#parts + 1] = '"'
+  return t_concat(parts)
+end
+local function long_quoted(fmt, args)
+  local out, k, pos = {}, 0, 1
+  while true do
+    local a, b = s_find(fmt, "%%[-+ #0]*%d*%.?%d*.", pos)
+    if not a then break end
+    out[#out + 1] = s_sub(fmt, pos, a - 1)
+    local spec = s_sub(fmt, a, b)
+    if spec == "%%" then
+      out[#out + 1] = "%"
+    else
+      k = k + 1
+      local v = args[k]
+      if spec == "%q" and type(v) == "string" and #v > QUOTE then
+        out[#out + 1] = quote_long(v)
+      else
+        out[#out + 1] = s_format(spec, v)
+      end
+    end
+    pos = b + 1
+  end
+  out[#out + 1] = s_sub(fmt, pos)
+  return t_concat(out)
+end
+local pack = table.pack
+env.string.format = function(fmt, ...)
+  if type(fmt) == "string" and s_find(fmt, "%q", 1, true) then
+    local args = pack(...)
+    for i = 1, args.n do
+      local v = args[i]
+      if type(v) == "string" and #v > QUOTE then return long_quoted(fmt, args) end
+    end
+  end
+  return s_format(fmt, ...)
+end
+
 -- string.pack formats are short (each item of a long one is a step of a C loop)
 local function check_format(what, fmt)
   if type(fmt) == "string" and #fmt > FORMAT then
@@ -409,15 +486,40 @@ env.table.move = function(a1, f, e, t, a2)
   return t_move(a1, f, e, t, a2)
 end
 
+-- table.sort: natively only when every comparison is short: no comparator and numbers
+-- only, or strings whose comparisons together touch at most SORT_BYTES bytes (one
+-- comparison of two equal 1 MB strings is a C loop of 1 MB); otherwise the comparisons
+-- run in Lua (each one an instruction the hook and the watchdog see)
+local SORT_BYTES = 1 << 26
 local function less(a, b) return a < b end
+local function cheap_sort(t, n)
+  if n < 2 then return true end
+  local numbers, longest = true, 0
+  for i = 1, n do
+    local v = t[i]
+    local tv = type(v)
+    if tv == "string" then
+      numbers = false
+      if #v > longest then longest = #v end
+    elseif tv ~= "number" then
+      return false
+    end
+  end
+  if numbers then return true end
+  local depth = 1
+  while (1 << depth) < n do depth = depth + 1 end
+  return n * 1.0 * (depth + 1) * 2 * longest <= SORT_BYTES
+end
 env.table.sort = function(t, comp)
   if type(t) == "table" then
     local n = #t
-    if math_type(n) == "integer" and n > SORT then
+    if math_type(n) == "integer" then
       -- the comparisons run in Lua, where the hook sees them
-      if comp == nil then return t_sort(t, less) end
-      local c = comp
-      return t_sort(t, function(a, b) return c(a, b) end)
+      if comp == nil and (n > SORT or not cheap_sort(t, n)) then return t_sort(t, less) end
+      if comp ~= nil and n > SORT then
+        local c = comp
+        return t_sort(t, function(a, b) return c(a, b) end)
+      end
     end
   end
   return t_sort(t, comp)

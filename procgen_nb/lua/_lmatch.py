@@ -17,6 +17,7 @@ local s_find, s_sub, s_byte, s_char, s_format = string.find, string.sub, string.
 local type, tostring, error, select, math_type = type, tostring, error, select, math.type
 local concat, unpack = table.concat, table.unpack
 local CAP_UNFINISHED, CAP_POSITION, MAXCCALLS, MAXCAPTURES = -1, -2, 200, 32
+local LONG_SET = 32  -- a class text longer than this is never scanned natively
 
 local CLASS = {}
 for _, letter in ipairs({"a", "c", "d", "g", "l", "p", "s", "u", "w", "x", "z"}) do
@@ -146,11 +147,17 @@ function M:max_expand(s, p, ep)
   local runs = self.runs
   local rp = runs[p]
   if rp == nil then
-    rp = "^" .. s_sub(self.P, p, ep - 1) .. "*"
+    -- a long set is matched in Lua (natively, each byte would scan the whole set)
+    rp = ep - p <= LONG_SET and "^" .. s_sub(self.P, p, ep - 1) .. "*" or false
     runs[p] = rp
   end
-  local _, last = s_find(self.S, rp, s)
-  local i = (last or s - 1) - s + 1
+  local i = 0
+  if rp then
+    local _, last = s_find(self.S, rp, s)
+    i = (last or s - 1) - s + 1
+  else
+    while self:single(s + i, p, ep) do i = i + 1 end
+  end
   local lit, S = self:literal_at(ep + 1), self.S
   while i >= 0 do
     if lit == nil or s_byte(S, s + i) == lit then  -- else the rest fails at once
@@ -297,7 +304,7 @@ function M:next_start(s)
        and not (c == 37 and s_find("bf0123456789", s_char(s_byte(P, p + 1) or 0), 1, true)) then
       local ok, ep = pcall(self.class_end, self, p)
       local q = ok and s_byte(P, ep)
-      if ok and q ~= 42 and q ~= 63 and q ~= 45 then
+      if ok and q ~= 42 and q ~= 63 and q ~= 45 and ep - p <= LONG_SET then
         local text = s_sub(P, p, ep - 1)
         skip = {text, c ~= 37 and c ~= 91 and c ~= 46}   -- a literal: a plain search
       end

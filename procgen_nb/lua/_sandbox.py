@@ -39,10 +39,12 @@ GC_OPTIONS = ("collect", "count", "isrunning", "step")
 
 SETUP = r"""
 local check, py_print, note_error, watch_thread, unwatch_thread, SANDBOX, CEILING, interval,
-      forbidden_list, gc_list, limits = ...
+      forbidden_list, gc_list, limits, cap_on, cap_off = ...
 local sethook, gethook, traceback = debug.sethook, debug.gethook, debug.traceback
 local real_load, real_setmetatable, real_collectgarbage = load, setmetatable, collectgarbage
 local real_pcall, real_xpcall, real_error = pcall, xpcall, error
+local real_getmetatable = getmetatable
+local MEMORY = "not enough memory"  -- Lua's message for an allocation the cap refused
 local co_create, co_resume, co_close, co_running =
       coroutine.create, coroutine.resume, coroutine.close, coroutine.running
 local type, tostring, select, pairs, next, rawget, ipairs =
@@ -74,6 +76,7 @@ local function over()
   if not running then return false end  -- a helper Python calls between two calls
   local ok, r = real_pcall(check)
   if not ok then
+    if r == MEMORY then return false end  -- the call is at its memory cap: not the clock
     real_pcall(note_error, r)
     return true
   end
@@ -110,6 +113,17 @@ local function poll()
   if over() then trip() end
 end
 
+-- when, on os.clock (which moves at least as fast as the thread's clock), a single long C
+-- call of the running call must be over: past its ceiling by at most 0.8 x the ceiling +
+-- 50 ms (set by helpers.run)
+local until_clock = math.huge
+-- stops the call at its ceiling now when a C call of `seconds` that no hook can interrupt
+-- would run past until_clock
+local function afford(seconds)
+  poll()
+  if running and until_clock - clock() < seconds then trip() end
+end
+
 local function refuse(what, level)
   real_error(SANDBOX .. " " .. what, (level or 1) + 1)
 end
@@ -122,9 +136,13 @@ local function copy(t, except)
   return out
 end
 
+-- Lua's own overflow errors end with "stack overflow" ("<where>: C stack overflow",
+-- "<where>: stack overflow") or are "error in error handling"; a script's own message with
+-- those words elsewhere (error("... stack overflow ...")) is caught as any other
+local OVERFLOW = "stack overflow"
 local function overflow(e)
   return type(e) == "string"
-         and (s_find(e, "stack overflow", 1, true) ~= nil or e == "error in error handling")
+         and (s_sub(e, -#OVERFLOW) == OVERFLOW or e == "error in error handling")
 end
 
 -- raises the ceiling's error, or a failed task's, again once the call was stopped
@@ -137,7 +155,13 @@ end
 -- and a stack overflow are raised again instead of answered
 local function settle(ok, ...)
   stopped()
-  if not ok and overflow((...)) then real_error((...), 0) end
+  if not ok then
+    local e = (...)
+    if type(e) == "userdata" then  -- a Python object (an exception): never handed over
+      return false, SANDBOX .. " a Python function raised"
+    end
+    if overflow(e) then real_error(e, 0) end
+  end
   return ok, ...
 end
 
@@ -147,6 +171,12 @@ local safe = {
   "rawget", "rawlen", "rawset", "select", "tonumber", "tostring", "type", "_VERSION",
 }
 for _, name in ipairs(safe) do env[name] = _G[name] end
+-- no userdata reaches a script; should one, its metatable (shared by every Python object
+-- lupa wraps, the sandbox's clock check among them) stays out of reach
+env.getmetatable = function(v)
+  if type(v) == "userdata" then return nil end
+  return real_getmetatable(v)
+end
 env.math = copy(math)
 env.table = copy(table)
 env.utf8 = copy(utf8)
@@ -349,12 +379,16 @@ real_setmetatable(env, {
 })
 env._G = env
 
+-- a message of bytes that are not UTF-8 crosses with those bytes as \xNN
 local function on_error(e)
   if type(e) ~= "string" then e = tostring(e) end
+  if u_len(e) == nil then
+    e = s_gsub(e, "[\128-\255]", function(c) return s_format("\\x%02X", s_byte(c)) end)
+  end
   return traceback(e, 2)
 end
 
-local helpers = {env = env, poll = poll, refuse = refuse, limits = limits,
+local helpers = {env = env, poll = poll, afford = afford, refuse = refuse, limits = limits,
                  main_thread = tostring(co_running())}
 
 -- lets the coroutines of the call that is over be collected
@@ -364,15 +398,26 @@ function helpers.forget()
 end
 
 -- runs f(...) with math.random seeded: answers true, results... or false, message
+-- The state's max_memory holds only while Lua code of a call runs (cap_on to cap_off):
+-- Python hands the arguments over packed in a table made before, and converts the results
+-- after, so no allocation lupa makes outside a protected call can fail (that would abort
+-- the process); an allocation the cap refuses raises "not enough memory" in the call.
 local function finish(...)
   running = false
+  cap_off()
   return ...
 end
-function helpers.run(s1, s2, f, ...)
+local function pass(...) return ... end
+local function capped(f, ...)
+  cap_on()
+  return pass(f(...))
+end
+function helpers.run(s1, s2, budget, f, n, args)
   tripped, running, failed = false, true, nil
+  until_clock = clock() + budget
   seed1, seed2 = s1, s2
   randomseed(s1, s2)
-  return finish(xpcall(f, on_error, ...))
+  return finish(xpcall(capped, on_error, f, unpack(args, 1, n)))
 end
 
 -- counts the values a result expands to (a table each time it is reached, so shared
@@ -476,11 +521,12 @@ def _deny_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
     raise AttributeError(f"{SANDBOX_MARK} Python attribute {name!r} is not available from Lua")
 
 
-def new_runtime(max_memory: int | None) -> Any:
+def new_runtime() -> Any:
     """Returns a lupa Lua 5.4 runtime with Python access turned off.
 
-    Args:
-        max_memory: the most bytes the Lua state may allocate, or None for no limit.
+    Its memory is counted without a limit (``max_memory=0``): ``LuaState`` sets the limit
+    only while a call's Lua code runs (``set_max_memory``). A limit from the start would
+    abort the process when the standard library or the sandbox does not fit in it.
 
     Returns:
         A ``lupa.lua54.LuaRuntime`` without ``python.eval`` or ``python.builtins``, that
@@ -491,9 +537,12 @@ def new_runtime(max_memory: int | None) -> Any:
         register_builtins=False,
         unpack_returned_tuples=True,
         attribute_filter=_deny_attributes,
-        max_memory=max_memory,
+        max_memory=0,
     )
 
 
 LuaRuntimeError = _lupa.LuaError
+LuaRuntimeMemoryError = _lupa.LuaMemoryError
+#: The message of a Lua memory error.
+MEMORY_MESSAGE = "not enough memory"
 lua_type = _lupa.lua_type

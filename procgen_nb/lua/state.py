@@ -57,6 +57,7 @@ from ..errors import (
     BindingError,
     LuaCeilingError,
     LuaError,
+    LuaMemoryError,
     LuaReturnError,
     LuaSandboxError,
     ParamsError,
@@ -84,6 +85,9 @@ from .values import Handle, _lua_handle
 MAX_HOOK_INTERVAL = 1_000_000
 #: The most values a call's results may expand to (a table counts each time it is reached).
 MAX_RESULT_VALUES = 1 << 21
+#: The least and the most ``max_memory`` (bytes): the sandbox itself takes about 200 KB.
+MIN_MAX_MEMORY = 1 << 20
+MAX_MAX_MEMORY = 1 << 48
 
 
 @dataclasses.dataclass
@@ -99,8 +103,9 @@ class LuaState:
     """A sandboxed Lua state: compiles functions and calls them under a CPU-time ceiling.
 
     Args:
-        max_memory: the most bytes the state may allocate (a call past it fails with a
-            ``LuaError``), or None for no limit.
+        max_memory: the most bytes the state may hold while a call runs, from 1 MiB to
+            2^48 (a call past it fails with a ``LuaMemoryError``; the state works again
+            once what holds the memory is let go), or None for no limit.
         hook_interval: Lua instructions between two checks of the CPU clock, 1 to
             1,000,000.
 
@@ -123,11 +128,19 @@ class LuaState:
                 f"got {hook_interval!r}"
             )
         if max_memory is not None and (
-            isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory < 1
+            isinstance(max_memory, bool)
+            or not isinstance(max_memory, int)
+            or not MIN_MAX_MEMORY <= max_memory <= MAX_MAX_MEMORY
         ):
             raise ParamsError(
-                f"max_memory: expected a whole number of bytes >= 1 or None, got {max_memory!r}"
+                f"max_memory: expected a whole number of bytes from {MIN_MAX_MEMORY} (1 MiB: "
+                f"the sandbox itself takes about 200 KB) to 2^48, or None, got "
+                f"{_short(max_memory)}"
             )
+        self._max_memory = max_memory
+        self._capped = 0
+        #: bytes the state held after the collection that followed its last memory error
+        self._held_after_error: int | None = None
         self._lock = threading.RLock()
         self._deadline: float | None = None
         self._span: _Span | None = None
@@ -136,7 +149,7 @@ class LuaState:
         self._depth = 0
         self._pending: list[Any] = []
         self.release_errors: list[LuaError] = []
-        self._runtime = _sandbox.new_runtime(max_memory)
+        self._runtime = _sandbox.new_runtime()
         self._watch = _watchdog.Watch()
         real_load = self._runtime.eval("load")
         setup, err = _pair(real_load(_sandbox.SETUP, "=procgen_nb.sandbox"))
@@ -154,6 +167,8 @@ class LuaState:
             self._runtime.table_from(list(_sandbox.FORBIDDEN)),
             self._runtime.table_from(list(_sandbox.GC_OPTIONS)),
             self._runtime.table_from({"max_depth": _MAX_DEPTH}),
+            self._cap_on,
+            self._cap_off,
         )
         self._watch.bind(_watchdog.address(self._helpers.main_thread))
         guards, err = _pair(real_load(_guards.GUARDS, "=procgen_nb.guards"))
@@ -161,7 +176,7 @@ class LuaState:
             raise LuaError(f"the Lua sandbox's guards do not compile: {err}")
         lmatch = real_load(_lmatch.MATCHER, "=procgen_nb.match")()
         limits = self._runtime.table_from(_guards.LIMITS)
-        guards(self._helpers.env, self._helpers.poll, limits, lmatch)
+        guards(self._helpers.env, self._helpers.poll, limits, lmatch, self._helpers.afford)
         task_limits = {"fps": _task.FPS, "max_tasks": _task.MAX_TASKS, "max_frame": _task.MAX_FRAME}
         self._tasks = real_load(_task.TASK, "=procgen_nb.task")(
             self._helpers.env, self._helpers.support, self._runtime.table_from(task_limits)
@@ -366,7 +381,51 @@ class LuaState:
                 if outer is None and self._depth == 0 and self._pending:
                     self._release_pending()
 
+    @property
+    def max_memory(self) -> int | None:
+        """The most bytes the state may hold while a call runs (None: no limit)."""
+        return self._max_memory
+
+    @property
+    def memory_used(self) -> int:
+        """The bytes the Lua state holds now (the sandbox itself included)."""
+        return int(self._runtime.get_memory_used(total=True))
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the state's last call ran out of memory and, after a full collection,
+        it still holds more than 7/8 of ``max_memory`` (what holds it is reachable: a
+        global). Setting those globals to nil (``state.env``, or a call) makes it usable."""
+        if self._max_memory is None or self._held_after_error is None:
+            return False
+        return self.memory_used > self._max_memory - self._max_memory // 8
+
     # -- running ----------------------------------------------------------------------------
+    def _cap_on(self) -> None:
+        """Sets the memory limit as a call's Lua code starts (called from Lua)."""
+        self._capped += 1
+        if self._max_memory is not None:
+            self._runtime.set_max_memory(self._max_memory, total=True)
+
+    def _cap_off(self) -> None:
+        """Lifts the memory limit as a call's Lua code ends (called from Lua, and from
+        ``_run`` in case the call did not get there)."""
+        self._capped = max(0, self._capped - 1)
+        if self._capped == 0 and self._max_memory is not None:
+            self._runtime.set_max_memory(0)
+
+    def _memory_error(self, what: str, node: str | None) -> LuaMemoryError:
+        self._runtime.gccollect()
+        held = self.memory_used
+        self._held_after_error = held
+        return LuaMemoryError(
+            f"{what} in node {_node(node)}: expected at most max_memory={self._max_memory} "
+            f"bytes of Lua memory, got a call that needed more: not enough memory (the state "
+            f"holds {held} bytes "
+            f"after a full collection; set the globals that hold memory to nil to use it "
+            f"again)"
+        )
+
     def _check(self) -> bool:
         try:
             deadline = self._deadline
@@ -414,12 +473,19 @@ class LuaState:
             self._depth += 1
             self._watch.start(span.deadline - time.thread_time())
             try:
-                res = self._helpers.run(s1, s2, f, *args)
+                left = self._hard_left(span)
+                res = self._helpers.run(s1, s2, left, f, *self._packed(args))
                 res = res if isinstance(res, tuple) else (res,)
                 if res[0] and any(_sandbox.lua_type(v) == "table" for v in res[1:]):
                     measured = self._helpers.run(
-                        s1, s2, self._helpers.measure, MAX_RESULT_VALUES, *res[1:]
+                        s1,
+                        s2,
+                        self._hard_left(span),
+                        self._helpers.measure,
+                        *self._packed((MAX_RESULT_VALUES, *res[1:])),
                     )
+            except _sandbox.LuaRuntimeMemoryError:
+                res = (False, _sandbox.MEMORY_MESSAGE)
             except _sandbox.LuaRuntimeError as e:
                 if "cannot mix objects from different Lua runtimes" in str(e):
                     raise BindingError(
@@ -430,12 +496,17 @@ class LuaState:
             except UnicodeDecodeError as e:
                 res = e
             finally:
+                if outer is None:  # the outermost call: the limit is off whatever happened
+                    self._capped = 1
+                    self._cap_off()
                 self._deadline = outer  # first: a late poke of the watchdog finds no deadline
                 self._watch.stop()
                 self._helpers.forget()
                 self._depth -= 1
                 tripped, self._tripped = self._tripped, False
             signal, self._signal = self._signal, None
+        if tripped or signal is not None or isinstance(res, UnicodeDecodeError) or not res[0]:
+            self._tasks.clear()  # a call that fails drops every scheduled task
         if signal is not None:
             raise signal
         if isinstance(res, UnicodeDecodeError):
@@ -443,10 +514,11 @@ class LuaState:
                 f"{what} in node {_node(node)}: expected strings of UTF-8 text, got bytes "
                 f"that are not ({res.reason} at byte {res.start})"
             )
-        if tripped or isinstance(res, UnicodeDecodeError) or not res[0]:
-            self._tasks.clear()  # a call that fails drops every scheduled task
-        if tripped or time.thread_time() > span.deadline:
+        early = not res[0] and len(res) > 1 and str(res[1]).startswith(_sandbox.CEILING_MARK)
+        if tripped or early or time.thread_time() > span.deadline:
             raise self._ceiling_error(what, node, span)
+        if not res[0] and len(res) > 1 and res[1] == _sandbox.MEMORY_MESSAGE:
+            raise self._memory_error(what, node)
         if not res[0]:
             msg = _trim_traceback(str(res[1]) if len(res) > 1 else "error")
             cls = LuaSandboxError if _sandbox.SANDBOX_MARK in msg else LuaError
@@ -454,7 +526,7 @@ class LuaState:
         if measured is not None:
             measured = measured if isinstance(measured, tuple) else (measured,)
             if not measured[0]:  # not the ceiling (checked above): memory
-                raise LuaError(f"{what} in node {_node(node)}: Lua error: {measured[1]}")
+                raise self._memory_error(what, node)
             if len(measured) > 1 and measured[1] is None:
                 pos, why = measured[2], measured[3]
                 expected = (
@@ -471,6 +543,18 @@ class LuaState:
                 )
         return res[1:]
 
+    @staticmethod
+    def _hard_left(span: _Span) -> float:
+        """The CPU seconds a single long C call may still run into (``afford``): up to
+        1.8 x the ceiling + 50 ms from the call's start, within the goal of 2 x + 100 ms."""
+        hard = span.deadline + 0.8 * span.ceiling / 1000.0 + 0.05
+        return max(0.0, hard - time.thread_time())
+
+    def _packed(self, args: Sequence[Any]) -> tuple[int, Any]:
+        """The count and a table of a call's arguments, made with no memory limit: pushing
+        a string past the limit outside a protected call would abort the process."""
+        return len(args), self._runtime.table_from({i + 1: a for i, a in enumerate(args)})
+
     def _results(self, raw: tuple, returns: Any, what: str, node: str | None) -> list:
         """Converts results under the running call's budget."""
         span = self._span
@@ -484,9 +568,15 @@ class LuaState:
 
     def _ceiling_error(self, what: str, node: str | None, span: _Span) -> LuaCeilingError:
         used = (time.thread_time() - span.start) * 1000.0
+        why = (
+            "the call was stopped"
+            if used > span.ceiling
+            else "the call was stopped before a single long C call (string.rep) that its "
+            "time left could not pay for"
+        )
         return LuaCeilingError(
             f"{what} in node {_node(node)}: expected at most ceiling_ms={span.ceiling:g} ms of "
-            f"CPU time, got {used:.1f} ms; the call was stopped"
+            f"CPU time, got {used:.1f} ms; {why}"
         )
 
     # -- values crossing ----------------------------------------------------------------------

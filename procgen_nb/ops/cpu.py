@@ -27,7 +27,7 @@ from ..dynamic import (
     mark_host,
     peek,
 )
-from ..errors import BindingError, LuaReturnError
+from ..errors import BindingError, LuaMemoryError, LuaReturnError
 from ..lua import RETURN_TYPES, CallResult, Curve, LuaState
 from ..lua._convert import canon
 from ..lua._sandbox import lua_type
@@ -47,6 +47,19 @@ def _state(scope: CookScope | None) -> LuaState:
     if _default_state is None:
         _default_state = LuaState()
     return _default_state
+
+
+def _out_of_memory(state: LuaState, e: LuaMemoryError) -> LuaMemoryError:
+    """The error to raise for a call that ran the state out of memory: the process's own
+    state, still full after a collection, is replaced by a fresh one, and the error says so."""
+    global _default_state
+    if state is _default_state and state.exhausted:
+        _default_state = None
+        return LuaMemoryError(
+            f"{e}; the process's Lua state (outside a cook) was still full, so it was replaced "
+            f"by a fresh one: its globals are gone"
+        )
+    return e
 
 
 def _check_params(
@@ -258,7 +271,10 @@ def call(
             scope.note("folded", f"cpu.call: pure call reused ({len(scope.memo[key][0])} results)")
             return CallResult(values=_copy(list(scope.memo[key][0])))
     start = time.perf_counter()
-    values = state.call(fn, args, **opts)
+    try:
+        values = state.call(fn, args, **opts)
+    except LuaMemoryError as e:
+        raise _out_of_memory(state, e) from None
     result = CallResult(values=values)
     if scope is not None:
         ms = (time.perf_counter() - start) * 1000.0

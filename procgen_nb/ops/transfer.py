@@ -212,7 +212,13 @@ def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -
             f"transfer.upload values: expected a Record of named values, got {_short(values)}"
         )
     device = device or get_device()
-    return Record(columns=Record({k: _upload_one(v, k, device) for k, v in values.items()}))
+    try:
+        return Record(columns=Record({k: _upload_one(v, k, device) for k, v in values.items()}))
+    except RecursionError:  # tables in tables past Python's stack (issue 21)
+        raise UploadError(
+            "transfer.upload values: expected tables nested a few hundred deep at most, got "
+            "deeper (a cycle?)"
+        ) from None
 
 
 def _read_column(col: Column, key: str, limit: int | None = None) -> list[Any]:

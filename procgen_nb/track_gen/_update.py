@@ -2,7 +2,11 @@
 fields are dynamic (no new recording), or a rebuild of the pipeline when one is static.
 
 A graph node's dynamic number given for a dynamic field is written as its expression, so the
-graph's replay writes the value it moves to (``_param_buffers.fill_value``)."""
+graph's replay writes the value it moves to (``_param_buffers.fill_value``).
+
+Every value is checked before anything changes, and a rebuild that fails part way (a
+stage refusing its Params while it allocates) puts the generator back as it was
+(``rebuild``): a refused update leaves params, buffers and bytes as they were."""
 
 from __future__ import annotations
 
@@ -19,6 +23,28 @@ from .config import ValidityParams
 
 #: a ``pipeline.TrackGenerator`` (named, not imported: the pipeline imports this module)
 _TrackGenerator = Any
+
+
+def rebuild(obj: Any, cfg: Any) -> None:
+    """Runs ``obj._setup(cfg)``; on any error puts every attribute of ``obj`` back.
+
+    ``_setup`` assigns new buffers, steps and parts (it writes into none of the old ones),
+    so the attributes as they were before it are the whole old state.
+
+    Args:
+        obj: a TrackGenerator or GateGenerator.
+        cfg: the new config.
+
+    Raises:
+        Whatever ``_setup`` raised, after the old state is back.
+    """
+    saved = dict(vars(obj))
+    try:
+        obj._setup(cfg)
+    except BaseException:
+        vars(obj).clear()
+        vars(obj).update(saved)
+        raise
 
 
 def update(
@@ -41,7 +67,7 @@ def update(
     given = {"generator": generator_params, "validity": validity, "z_profile": z_profile}
     generator_params, validity, z_profile = _now(tg, generator_params, validity, z_profile)
     cfg = copy.copy(tg.config)
-    rebuild = False
+    needs_rebuild = False
     writes: list[tuple[str, str, Any, type[Params]]] = []
     if generator_params:
         if tg.params is None:
@@ -56,7 +82,7 @@ def update(
         dyn = set(type(new).dynamic_fields())
         for k in generator_params:
             if k not in dyn:
-                rebuild = True
+                needs_rebuild = True
             writes.append(("generator", k, getattr(new, k), type(new)))
         cfg.generator_params = new
     if validity:
@@ -64,7 +90,7 @@ def update(
         for k in validity:
             static = k not in ValidityParams.dynamic_fields()
             if static and getattr(new_v, k) != getattr(cfg.validity, k):
-                rebuild = True  # road_overlap: a step more or less
+                needs_rebuild = True  # road_overlap: a step more or less
             writes.append(("validity", k, getattr(new_v, k), ValidityParams))
         cfg.validity = new_v
     if z_profile:
@@ -77,11 +103,11 @@ def update(
             raise GeneratorError(f"z_profile: {exc}") from exc
         for k in z_profile:
             if k not in type(new_z).dynamic_fields():
-                rebuild = True
+                needs_rebuild = True
             writes.append(("z_profile", k, getattr(new_z, k), type(new_z)))
         cfg.z_profile = new_z.to_dict()
-    if rebuild:
-        tg._setup(cfg)
+    if needs_rebuild:
+        rebuild(tg, cfg)
         return True
     for p in tg._parts:
         update(p, given["generator"], given["validity"], given["z_profile"])
@@ -129,4 +155,4 @@ def _follow(tg: _TrackGenerator, names: list[tuple[str, str]], values: tuple) ->
             cfg.z_profile = tg._post_stages[0][1].to_dict()
 
 
-__all__ = ["update"]
+__all__ = ["rebuild", "update"]

@@ -9,6 +9,7 @@ the device; a stage draws independent streams from it with ``b.salt("<stream>")`
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,6 +59,71 @@ class ValidityParams(Params):
         doc="also reject a track whose road (the ribbon at track_width, triangulated) overlaps "
         "itself; a host step, slower (see track_gen._road)",
     )
+
+
+#: bytes a generator's arrays take per track point, at the least: the track (vec2), the
+#: raw loop (vec2, raw >= 3 points of at least as many), the arc and grid scratch
+BYTES_PER_POINT = 32
+
+
+def memory_limit() -> tuple[int, str]:
+    """The bytes this process can have, and where the bound comes from: the least of the
+    cgroup's memory limit, ``RLIMIT_AS`` and the machine's physical memory."""
+    found: list[tuple[int, str]] = []
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:
+            found.append((int(text), f"the cgroup limit {path}"))
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+            found.append((int(soft), "RLIMIT_AS"))
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        found.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "physical memory"))
+    except (OSError, ValueError, AttributeError):
+        pass
+    return min(found) if found else (1 << 62, "no known bound")
+
+
+def check_seed_span(label: str, seed: int, num_envs: int) -> None:
+    """Refuses a ``seed`` whose last env's seed ``seed + num_envs - 1`` passes 2^32 - 1.
+
+    Raises:
+        ParamsError: naming the first env whose seed would wrap, and that seed.
+    """
+    if seed + num_envs - 1 > SEED_RANGE[1]:
+        first = SEED_RANGE[1] + 1 - seed
+        raise ParamsError(
+            f"{label}.seed: expected seed + num_envs - 1 <= {SEED_RANGE[1]} (env e has the "
+            f"seed seed + e), got seed={seed} with num_envs={num_envs}: env {first} would "
+            f"have the seed {SEED_RANGE[1] + 1}, which wraps to 0"
+        )
+
+
+def _check_fits(envs: int, points: int, device: str | None) -> None:
+    """Refuses a config whose arrays would not fit in the host memory the process can have
+    (a CPU device, or the default one); a CUDA device's memory is not checked here."""
+    if device is not None and str(device).startswith("cuda"):
+        return
+    need = envs * points * BYTES_PER_POINT
+    if need < 1 << 28:  # 256 MB: no need to look
+        return
+    limit, source = memory_limit()
+    if need > limit:
+        raise ParamsError(
+            f"TrackGenConfig num_envs x num_points: expected arrays that fit in the memory this "
+            f"process can have ({limit} bytes, {source}), got num_envs={envs} x num_points="
+            f"{points}: at least {need} bytes ({BYTES_PER_POINT} a point; the track alone "
+            f"{envs * points * 8} bytes)"
+        )
 
 
 def _int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
@@ -125,6 +191,9 @@ class TrackGenConfig:
             )
         if self.env_seeds is not None:
             self.env_seeds = seed_list("TrackGenConfig.env_seeds", self.env_seeds, self.num_envs)
+        else:
+            check_seed_span("TrackGenConfig", self.seed, self.num_envs)
+        _check_fits(self.num_envs, self.num_points, self.device)
         if isinstance(self.validity, str):
             if self.validity != "drivable":
                 raise ParamsError(

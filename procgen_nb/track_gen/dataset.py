@@ -40,6 +40,7 @@ through them (the manifest's ``course.centerline`` says ``"through_gates"``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -47,13 +48,13 @@ import io
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import ParamsError
+from ..errors import DatasetError, ParamsError
 from . import _dataset_run
 from ._dataset_run import MAX_SHARD_SIZE, MAX_SHARDS, MAX_TRACKS, _atomic_write, _shard_name  # noqa: F401  (write's limits)
 
@@ -330,11 +331,65 @@ def _versions() -> dict[str, str]:
 
 def _load_manifest(out: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((out / MANIFEST).read_text())
+        manifest = json.loads((out / MANIFEST).read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise ParamsError(f"dataset manifest {out / MANIFEST}: expected JSON, got {exc}") from exc
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards", {}), dict):
+        raise ParamsError(
+            f"dataset manifest {out / MANIFEST}: expected a JSON object with a 'shards' "
+            f"object, got {str(manifest)[:120]}"
+        )
+    return manifest
+
+
+#: the lock file a writer holds (``flock``) while it writes a folder; it names its pid
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def _writer_lock(out: Path, wait: bool) -> Iterator[None]:
+    """Holds ``out``'s writer lock: one writer per folder at a time.
+
+    The lock is an ``flock`` on ``out/.lock``, which the system lets go when its process
+    ends, so a dead writer's lock is taken over at once; the file names the holder's pid,
+    and the writer removes it (still holding it) when done.
+
+    Raises:
+        DatasetError: another live writer holds the folder (``wait`` False).
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one writer is the caller's to ensure
+        yield
+        return
+    path = out / LOCK
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise DatasetError(
+                f"dataset.write out {str(out)!r}: expected a folder no other writer is writing, "
+                f"got one that pid {holder} is writing (pass wait=True to wait for it)"
+            ) from None
+        try:  # the file may have been let go (unlinked) by the writer we waited for
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while still held: a waiter then sees it gone
+        os.close(fd)
 
 
 def write(
@@ -350,6 +405,7 @@ def write(
     threads: int | None = 1,
     workers_write: bool | None = None,
     shards_per_task: int | None = None,
+    wait: bool = False,
 ) -> dict[str, Any]:
     """Writes ``count`` tracks of ``config`` as Parquet shards and a manifest under ``out``.
 
@@ -379,6 +435,8 @@ def write(
             file and manifest entry, recorded when its task ends). None: up to 4096 tracks a
             task, at least two tasks per worker slot (one shard a task where the executor's
             slots are unknown): a Dask task costs a few ms beyond its shard.
+        wait: when another writer holds ``out`` (its ``.lock``), wait for it to finish
+            instead of refusing (a dead writer's lock is taken over either way).
 
     Returns:
         The manifest (also in ``out/_manifest.json``), with ``"written"`` and ``"skipped"``
@@ -386,16 +444,52 @@ def write(
 
     Raises:
         ParamsError: a refused argument, or ``out`` holding a dataset of another config.
+        DatasetError: another live writer is writing ``out`` (and ``wait`` is False).
     """
     count, shard_size, threads, shards_per_task = _dataset_run.check_args(
         count, shard_size, threads, shards_per_task, workers_write
     )
     spec = resolve_config(config, straight_ratio)
+    if out is None or not isinstance(out, str | os.PathLike):
+        raise ParamsError(f"dataset.write out: expected a directory path, got {out!r}")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ParamsError(f"dataset.write out: expected a directory, got {exc}") from exc
+    try:
+        with _writer_lock(out, bool(wait)):
+            return _write_locked(
+                spec,
+                count,
+                out,
+                shard_size,
+                executor,
+                scheduler,
+                progress,
+                threads,
+                workers_write,
+                shards_per_task,
+            )
+    except OSError as exc:  # a read-only or full target
+        raise ParamsError(
+            f"dataset.write out {str(out)!r}: expected a writable directory with room, got {exc}"
+        ) from exc
+
+
+def _write_locked(
+    spec: dict[str, Any],
+    count: int,
+    out: Path,
+    shard_size: int,
+    executor: Any,
+    scheduler: Any,
+    progress: bool,
+    threads: int | None,
+    workers_write: bool | None,
+    shards_per_task: int | None,
+) -> dict[str, Any]:
+    """``write`` once it holds the folder's lock (see there)."""
     num_shards = math.ceil(count / shard_size)
     manifest = _load_manifest(out)
     head = {"format": FORMAT, "config": spec, "count": count, "shard_size": shard_size}
@@ -508,25 +602,28 @@ def _bar(progress: bool, total: int, todo: int) -> Any:
     )
 
 
-def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool = False) -> Any:
+def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool = True) -> Any:
     """Reads a dataset directory (its manifest's shards, in order) or one shard file.
 
     Args:
         path: a directory ``write`` made, or a ``.parquet`` file.
         columns: the columns to read (all when None).
-        verify: check each shard's sha256 against the manifest first.
+        verify: check each shard's sha256 against the manifest first (a read of the file:
+            about 1 GB/s; False skips it).
 
     Returns:
         A ``pyarrow.Table`` (``centerline`` as fixed-size lists: ``.to_numpy`` of its
         flattened values reshapes to ``[rows, num_points, 2]``).
 
     Raises:
-        ParamsError: no manifest or shard there, a shard missing, or (``verify``) a hash
-            that does not match.
+        ParamsError: no manifest or shard there, a malformed manifest, a shard missing or
+            named outside the folder, or (``verify``) a hash that does not match.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if path is None or not isinstance(path, str | os.PathLike):
+        raise ParamsError(f"dataset.read path: expected a dataset directory or file, got {path!r}")
     path = Path(path)
     if path.is_file():
         return pq.read_table(path, columns=columns)
@@ -534,14 +631,36 @@ def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool
     if manifest is None:
         raise ParamsError(f"dataset.read path: expected a dataset directory, got {str(path)!r}")
     tables = []
-    for i in range(manifest["num_shards"]):
+    num = manifest.get("num_shards")
+    if isinstance(num, bool) or not isinstance(num, int) or not 0 <= num <= MAX_SHARDS:
+        raise ParamsError(
+            f"dataset.read {str(path)!r}: expected a manifest num_shards from 0 to {MAX_SHARDS}, "
+            f"got {num!r}"
+        )
+    for i in range(num):
         entry = manifest["shards"].get(str(i))
         if entry is None:
             raise ParamsError(
-                f"dataset.read {str(path)!r}: expected shard {i} of {manifest['num_shards']}, "
+                f"dataset.read {str(path)!r}: expected shard {i} of {num}, "
                 "got none (run write again to finish it)"
             )
-        file = path / entry["file"]
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if (
+            not isinstance(name, str)
+            or name != Path(name).name
+            or name in ("", ".", "..")
+            or not isinstance(entry.get("sha256"), str)
+        ):
+            raise ParamsError(
+                f"dataset.read {str(path)!r}: expected shard {i}'s entry to name a file in the "
+                f"folder and its sha256, got {str(entry)[:160]}"
+            )
+        file = path / name
+        if file.resolve().parent != path.resolve():  # a link out of the folder
+            raise ParamsError(
+                f"dataset.read {str(path)!r}: expected shard {i}'s file inside the folder, got "
+                f"{name!r} leading to {str(file.resolve())!r}"
+            )
         if verify and _sha256(file) != entry["sha256"]:
             raise ParamsError(
                 f"dataset.read {file}: expected sha256 {entry['sha256']}, got another"

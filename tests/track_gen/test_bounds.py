@@ -89,24 +89,28 @@ GATE_INTS = [
 
 @pytest.mark.parametrize(("field", "lo", "hi"), TRACK_INTS)
 def test_track_config_integer_ranges_are_inclusive(field, lo, hi):
+    # seed + e must fit too, and num_envs x num_points in memory (issue 21)
+    one = {"seed": {"num_envs": 1}, "num_envs": {"num_points": 8}, "num_points": {"num_envs": 1}}
+    one = one.get(field, {})
     for end, step in ((lo, -1), (hi, +1)):
-        assert getattr(TrackGenConfig(**{field: end}), field) == end
+        assert getattr(TrackGenConfig(**{field: end}, **one), field) == end
         with pytest.raises(
             ParamsError,
             match=re.escape(f"TrackGenConfig.{field}: expected an integer in [{lo}, {hi}], got "),
         ):
-            TrackGenConfig(**{field: end + step})
+            TrackGenConfig(**{field: end + step}, **one)
 
 
 @pytest.mark.parametrize(("field", "lo", "hi"), GATE_INTS)
 def test_gate_config_integer_ranges_are_inclusive(field, lo, hi):
+    one = {"num_envs": 1} if field == "seed" else {}  # seed + e must fit too (issue 21)
     for end, step in ((lo, -1), (hi, +1)):
-        assert getattr(GateGenConfig(**{field: end}), field) == end
+        assert getattr(GateGenConfig(**{field: end}, **one), field) == end
         with pytest.raises(
             ParamsError,
             match=re.escape(f"GateGenConfig.{field}: expected an integer in [{lo}, {hi}], got "),
         ):
-            GateGenConfig(**{field: end + step})
+            GateGenConfig(**{field: end + step}, **one)
 
 
 def test_gate_counts_are_inclusive():

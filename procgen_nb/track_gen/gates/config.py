@@ -14,6 +14,7 @@ from typing import Any
 from ...errors import ParamsError
 from ...params import Params
 from .._checks import EPOCH_RANGE, SEED_RANGE, check_int, check_positive, seed_list
+from ..config import check_seed_span
 
 #: the orderings the pipeline's order stages implement (``order.<name>``)
 ORDERINGS = ("ccw", "random_pairs", "raw")
@@ -91,6 +92,8 @@ class GateGenConfig:
             )
         if self.env_seeds is not None:
             self.env_seeds = seed_list("GateGenConfig.env_seeds", self.env_seeds, self.num_envs)
+        else:
+            check_seed_span("GateGenConfig", self.seed, self.num_envs)
 
     def env_seed_values(self) -> list[int]:
         """Returns each env's seed as a signed 32-bit integer."""

@@ -39,6 +39,7 @@ from ...params import Params
 from .. import ops
 from .._param_buffers import checked_now, fill_value
 from .._spec_stage import resolve_params
+from .._update import rebuild as _rebuild
 from ..exec import LaunchContext, StageBuilder, _context, _GraphCalls, capturing
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
@@ -452,7 +453,7 @@ class GateGenerator(_GraphCalls):
         if not set(generator_params) <= dynamic:
             cfg = copy.copy(self.config)
             cfg.generator_params = new
-            self._setup(cfg)
+            _rebuild(self, cfg)  # a refused rebuild leaves the generator as it was
             return True
         for key, value in given.items():
             buf = self._dyn.get(key)
