@@ -101,7 +101,8 @@ def test_a_value_more_than_half_a_step_from_an_earlier_one_is_an_edit():
     from procgen_nb.ui import params_form
 
     cls = params_class("G", {"x": Field(0.6, bounds=(0.2, 1.2))}, "g")
-    form = params_form(cls)
+    # a slider that reports while dragged: only it sends back what it is shown
+    form = params_form(cls, continuous_update=True)
     seen = []
     form.observe(lambda c: seen.append(c["new"].x), names="value")
     w = form.widget("x")
