@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import secrets
 import threading
 import time
 import weakref
@@ -79,7 +78,8 @@ from ._checks import (
     _trim_traceback,
 )
 from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
-from .values import Handle, _lua_handle
+from ._tables import _Tables
+from .values import Handle
 
 #: The largest ``hook_interval`` (instructions between two checks of the clock).
 MAX_HOOK_INTERVAL = 1_000_000
@@ -99,7 +99,7 @@ class _Span:
     ceiling: float
 
 
-class LuaState:
+class LuaState(_Tables):
     """A sandboxed Lua state: compiles functions and calls them under a CPU-time ceiling.
 
     Args:
@@ -582,85 +582,3 @@ class LuaState:
     # -- values crossing ----------------------------------------------------------------------
     def _table(self, items: Any) -> Any:
         return self._runtime.table_from(items)
-
-    def _buffer_table(self, col: Column, node: str | None) -> Any:
-        tokens = self._column_ids.get(col)
-        if tokens is None:
-            tokens = {}
-            self._column_ids[col] = tokens
-        bid = tokens.get(node)
-        if bid is None:
-            bid = "buf-" + secrets.token_hex(16)
-            tokens[node] = bid
-            self._columns[bid] = col
-        count = col.live.capacity if col.live is not None else len(col)
-        entries: dict[str, Any] = {
-            "buffer": bid,
-            "type": col.type,
-            "count": count,
-            "lanes": col.lanes,
-            "element": col.element(),
-        }
-        if col.live is not None:
-            entries["live"] = True
-            entries["capacity"] = col.live.capacity
-        return self._table(entries)
-
-    def _column_for(self, token: str, node: str | None) -> Column | None:
-        """The column ``token`` names for ``node``, or None (another node's, or let go)."""
-        col = self._columns.get(token)
-        if col is None or self._column_ids.get(col, {}).get(node) != token:
-            return None
-        return col
-
-    def _handle_table(self, h: Handle) -> Any:
-        if h._origin == "lua" and getattr(h, "_lua_table", None) is not None:
-            return h._lua_table
-        self._py_handles[h.id] = h
-        return self._helpers.new_handle(None, None, h.id)
-
-    def _handle_info(self, t: Any) -> tuple | None:
-        info = self._helpers.handle_info(t)
-        if info is None or not isinstance(info, tuple):
-            return None
-        return info
-
-    def _handle_from_lua(self, kind: str, hid: int, value: Any, table: Any) -> Handle | None:
-        if kind == "py":
-            return self._py_handles.get(hid)
-        h = self._lua_handles.get(hid)
-        if h is None:
-            release = _LuaRelease(weakref.ref(self), table)
-            h = _lua_handle(value, release, f"lua{hid}")
-            h._lua_table = table
-            self._lua_handles[hid] = h
-        return h
-
-    def _release_lua(self, table: Any) -> None:
-        with self._lock:
-            if self._depth:
-                self._pending.append(table)
-                return
-            self._run(self._helpers.release_handle, (table,), None, "handle release")
-
-    def _release_pending(self) -> None:
-        pending, self._pending = self._pending, []
-        for table in pending:
-            try:
-                self._run(self._helpers.release_handle, (table,), None, "handle release")
-            except LuaError as e:
-                self.release_errors.append(e)
-
-
-class _LuaRelease:
-    """Releases a Lua-side handle in its state (deferred while a call is running)."""
-
-    def __init__(self, state: weakref.ref, table: Any):
-        self._state = state
-        self._table = table
-
-    def __call__(self) -> None:
-        state, table = self._state(), self._table
-        self._table = None
-        if state is not None and table is not None:
-            state._release_lua(table)

@@ -21,6 +21,7 @@ picklable by reference): this module is below ``dataset`` and never imports it.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
 import json
 import os
@@ -249,6 +250,33 @@ def run(
     finally:
         for fut in futures:
             fut.cancel()
+
+
+def _release(*objs: Any) -> None:
+    """Drops a finished shard's generator and result now, in a process whose glibc keeps
+    freed memory (started with ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_``, as
+    ``DASK_CONFIG`` starts Dask workers): the next shard reuses the same memory.
+    The generator's step closures refer back to it, so left alone its arrays and its
+    result's (~25 MB for 1024 tracks of 256 points) wait for Python's cyclic collector, and
+    new shards take fresh pages meanwhile (the result refers to no generator). With glibc's
+    defaults (the trim threshold moves) memory freed at once is handed back and faulted in
+    again (measured: 4-6k faults a shard against ~1k): there the collector is left to it."""
+    if _glibc_keeps_memory():
+        for obj in objs:
+            vars(obj).clear()
+
+
+@functools.cache
+def _glibc_keeps_memory() -> bool:
+    """Whether this process started with both glibc thresholds fixed (its environment at
+    start, ``/proc/self/environ``, which glibc read: a Dask nanny also writes its workers'
+    variables into ``os.environ`` of the process that starts it; False off Linux)."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            names = {v.split(b"=", 1)[0] for v in f.read().split(b"\0")}
+    except OSError:
+        return False
+    return {b"MALLOC_TRIM_THRESHOLD_", b"MALLOC_MMAP_THRESHOLD_"} <= names
 
 
 __all__ = ["TASK_TRACKS", "executor_of", "run", "shard_range", "shards_per_task", "task", "tasks"]

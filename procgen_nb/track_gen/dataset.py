@@ -40,23 +40,36 @@ through them (the manifest's ``course.centerline`` says ``"through_gates"``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
-import hashlib
 import io
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import DatasetError, ParamsError
+from ..errors import ParamsError
 from . import _dataset_run
-from ._dataset_run import MAX_SHARD_SIZE, MAX_SHARDS, MAX_TRACKS, _atomic_write, _shard_name  # noqa: F401  (write's limits)
+from ._dataset_files import (  # noqa: F401  (LOCK: the lock file's name, for the tests)
+    LOCK,
+    MANIFEST,
+    _load_manifest,
+    _save_manifest,
+    _sha256,
+    _versions,
+    _writer_lock,
+)
+from ._dataset_run import (  # noqa: F401  (write's limits)
+    MAX_SHARD_SIZE,
+    MAX_SHARDS,
+    MAX_TRACKS,
+    _atomic_write,
+    _release,
+    _shard_name,
+)
 
 #: Dask settings for a cluster of compute-bound shards (``dask.config.set(DASK_CONFIG)``
 #: before the cluster starts): no statistical profiler, a 1 s event-loop tick and slower
@@ -75,7 +88,6 @@ DASK_CONFIG = {
 }
 
 FORMAT = "procgen_nb.track_dataset/1"
-MANIFEST = "_manifest.json"  # "_": plain pyarrow.parquet reads of the folder skip it
 _WRITER = dict(
     compression="zstd",
     compression_level=3,
@@ -271,33 +283,6 @@ def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None 
     return table
 
 
-def _release(*objs: Any) -> None:
-    """Drops a finished shard's generator and result now, in a process whose glibc keeps
-    freed memory (started with ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_``, as
-    ``DASK_CONFIG`` starts Dask workers): the next shard reuses the same memory.
-    The generator's step closures refer back to it, so left alone its arrays and its
-    result's (~25 MB for 1024 tracks of 256 points) wait for Python's cyclic collector, and
-    new shards take fresh pages meanwhile (the result refers to no generator). With glibc's
-    defaults (the trim threshold moves) memory freed at once is handed back and faulted in
-    again (measured: 4-6k faults a shard against ~1k): there the collector is left to it."""
-    if _glibc_keeps_memory():
-        for obj in objs:
-            vars(obj).clear()
-
-
-@functools.cache
-def _glibc_keeps_memory() -> bool:
-    """Whether this process started with both glibc thresholds fixed (its environment at
-    start, ``/proc/self/environ``, which glibc read: a Dask nanny also writes its workers'
-    variables into ``os.environ`` of the process that starts it; False off Linux)."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            names = {v.split(b"=", 1)[0] for v in f.read().split(b"\0")}
-    except OSError:
-        return False
-    return {b"MALLOC_TRIM_THRESHOLD_", b"MALLOC_MMAP_THRESHOLD_"} <= names
-
-
 def shard_bytes(spec: dict[str, Any], start: int, stop: int, device: str | None = None) -> bytes:
     """Returns the Parquet bytes of tracks ``start..stop-1`` (deterministic writer options)."""
     import pyarrow.parquet as pq
@@ -306,90 +291,6 @@ def shard_bytes(spec: dict[str, Any], start: int, stop: int, device: str | None 
     buf = io.BytesIO()
     pq.write_table(table, buf, row_group_size=max(table.num_rows, 1), **_WRITER)
     return buf.getvalue()
-
-
-def _sha256(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError:
-        return None
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    import pyarrow
-    import warp
-
-    return {
-        "procgen_nb": version("procgen_nb"),
-        "warp": warp.__version__,
-        "pyarrow": pyarrow.__version__,
-    }
-
-
-def _load_manifest(out: Path) -> dict[str, Any] | None:
-    try:
-        manifest = json.loads((out / MANIFEST).read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise ParamsError(f"dataset manifest {out / MANIFEST}: expected JSON, got {exc}") from exc
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards", {}), dict):
-        raise ParamsError(
-            f"dataset manifest {out / MANIFEST}: expected a JSON object with a 'shards' "
-            f"object, got {str(manifest)[:120]}"
-        )
-    return manifest
-
-
-#: the lock file a writer holds (``flock``) while it writes a folder; it names its pid
-LOCK = ".lock"
-
-
-@contextlib.contextmanager
-def _writer_lock(out: Path, wait: bool) -> Iterator[None]:
-    """Holds ``out``'s writer lock: one writer per folder at a time.
-
-    The lock is an ``flock`` on ``out/.lock``, which the system lets go when its process
-    ends, so a dead writer's lock is taken over at once; the file names the holder's pid,
-    and the writer removes it (still holding it) when done.
-
-    Raises:
-        DatasetError: another live writer holds the folder (``wait`` False).
-    """
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): one writer is the caller's to ensure
-        yield
-        return
-    path = out / LOCK
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise DatasetError(
-                f"dataset.write out {str(out)!r}: expected a folder no other writer is writing, "
-                f"got one that pid {holder} is writing (pass wait=True to wait for it)"
-            ) from None
-        try:  # the file may have been let go (unlinked) by the writer we waited for
-            same = os.stat(path).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        path.unlink(missing_ok=True)  # while still held: a waiter then sees it gone
-        os.close(fd)
 
 
 def write(
@@ -581,10 +482,6 @@ def _columns(spec: dict[str, Any]) -> list[str]:
     head = ["track", "seed", "epoch", "env_seed", "centerline", *z]
     head += [*(gates if spec.get("course") else []), "valid", "reason"]
     return head + list(metrics.METRICS)
-
-
-def _save_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    _atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, sort_keys=False) + "\n").encode())
 
 
 def _bar(progress: bool, total: int, todo: int) -> Any:

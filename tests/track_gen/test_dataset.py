@@ -255,7 +255,7 @@ def test_a_shard_drops_its_generator_where_glibc_keeps_freed_memory(monkeypatch,
         real(*objs)
         dropped.extend(vars(o) for o in objs)
 
-    monkeypatch.setattr(dataset, "_glibc_keeps_memory", lambda: keeps)
+    monkeypatch.setattr(dataset._dataset_run, "_glibc_keeps_memory", lambda: keeps)
     monkeypatch.setattr(dataset, "_release", spy)
     spec = dataset.resolve_config(CONFIG)
     data = dataset.shard_bytes(spec, 0, SHARD)
@@ -264,7 +264,7 @@ def test_a_shard_drops_its_generator_where_glibc_keeps_freed_memory(monkeypatch,
     course = {"gate_generator": "arc_length", "gate_params": {"spacing": 0.6}, "track_width": 0.2}
     spec = dataset.resolve_config({**CONFIG, "course": course})
     data = dataset.shard_bytes(spec, 0, SHARD)
-    monkeypatch.setattr(dataset, "_glibc_keeps_memory", lambda: not keeps)
+    monkeypatch.setattr(dataset._dataset_run, "_glibc_keeps_memory", lambda: not keeps)
     assert dataset.shard_bytes(spec, 0, SHARD) == data  # a course shard: the same both ways
 
 
@@ -306,7 +306,9 @@ def test_dask_config_has_glibc_keep_the_memory_of_a_shard():
     assert int(dataset.DASK_CONFIG[env + "MALLOC_MMAP_THRESHOLD_"]) <= 32 << 20  # glibc's cap
     assert int(dataset.DASK_CONFIG[env + "MALLOC_TRIM_THRESHOLD_"]) >= 64 << 20
     # a process started with both drops its shards' generators; one started without, not
-    code = "from procgen_nb.track_gen import dataset; print(dataset._glibc_keeps_memory())"
+    code = (
+        "from procgen_nb.track_gen import _dataset_run; print(_dataset_run._glibc_keeps_memory())"
+    )
     keep = {k.rsplit(".", 1)[1]: v for k, v in dataset.DASK_CONFIG.items() if "MALLOC" in k}
     plain = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     for env, want in ((plain, "False"), ({**plain, **keep}, str(sys.platform == "linux"))):
