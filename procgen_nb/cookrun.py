@@ -108,6 +108,16 @@ class CookRecording:
         # dynamic values in device words (fills) are written before a graph replay; dynamic
         # launch params need recorded launches, whose params are set before each replay
         self.mode = "launches" if self._dynamic_args else "graph"
+        # a word a dynamic fill sets before a graph replay takes no other fill inside it
+        # (the zeros its allocation logged would clear the value set beforehand)
+        hoisted = {i for i, _, _ in self._dynamic_fills}
+        words = {id(self.log[i][1]) for i in hoisted}
+        self._skipped = (
+            {i for i, e in enumerate(self.log) if e[0] == "fill" and id(e[1]) in words} | hoisted
+            if self.mode == "graph"
+            else set()
+        )
+        self.fill_count -= len(self._skipped - hoisted)
         #: the dynamic values the recording last ran with (set by the graph)
         self.values: dict[str, Any] = {}
         self._graph: Any = None
@@ -135,10 +145,9 @@ class CookRecording:
             if ctx is None:
                 self._graph = False
                 return
-            hoisted = {i for i, _, _ in self._dynamic_fills}
             with wp.ScopedCapture(device=ctx.device, stream=ctx.stream) as cap:
                 for i, e in enumerate(self.log):
-                    if i not in hoisted:
+                    if i not in self._skipped:
                         _issue(e)
             self._graph = cap.graph
         else:

@@ -16,7 +16,7 @@ from ..asset._layouts import column_layouts, columns_table
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
-from ..dynamic import cast, is_dynamic, peek
+from ..dynamic import cast, is_dynamic, key_of, leaves, mark_host, peek
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
@@ -187,11 +187,11 @@ class _Call:
         if isinstance(spec, int):
             return spec, None
         if spec in self.uniforms:
-            return _slots(peek(self.uniforms[spec]), f"{self.name}: uniform {spec!r}"), None
+            return _slots(_read_size(self.uniforms[spec]), f"{self.name}: uniform {spec!r}"), None
         if spec in bind:
             value = bind[spec]
             if _is_number(value):
-                return _slots(peek(value), f"{self.name}: bind {spec!r}"), None
+                return _slots(_read_size(value), f"{self.name}: bind {spec!r}"), None
             if isinstance(value, Mapping) and set(value) == {"live"}:
                 live = as_live_count(value["live"], f"{self.name}: bind {spec!r}.live", self.ctx)
                 if live is None:
@@ -446,7 +446,7 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
             data = ctx.empty(src.data.shape[0], dtype)
             ctx.copy(data, src.data)
         if b.appended:
-            counter = ctx.zeros(1, wp.uint32)
+            counter = ctx.empty(1, wp.uint32)
             if src.live is not None:  # a later pass appends after what the earlier one did
                 ctx.copy(counter, src.live.words)
             else:
@@ -465,14 +465,15 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
     n, sized_live = call.size_of(
         bname, size_spec, {**bind, bname: value} if value is not None else bind
     )
-    data = ctx.zeros(n, dtype)
     init = b.init if b.init is not None else (0 if b.access == "read_write" else None)
+    # zeros are logged: a replay starts the output from the words a fresh cook's holds
+    data = ctx.zeros(n, dtype) if init is None else ctx.empty(n, dtype)
     if init is not None and n:
         # logged, so a replay starts from the same words (counters, folds, tables)
         ctx.fill(data, _init_value(init, element))
     call.args[bname] = data
     if b.appended:
-        counter = ctx.zeros(1, wp.uint32)
+        counter = ctx.empty(1, wp.uint32)
         ctx.fill(counter, 0)  # a replay counts from 0 again
         call.args[f"{bname}_count"] = counter
         live = LiveCount(counter, n)
@@ -483,6 +484,15 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
         # only an output declared live: true carries the count its dispatch ran over
         live = call.dom.live
     call.outputs[bname] = Column(data, ctype, live)
+
+
+def _read_size(value: Any) -> Any:
+    """The number sizing an output, read in Python: a dynamic one marks the node host-
+    dependent on it, so the node plans again (a new allocation) when it moves; a replay
+    would keep the old size (the fresh cook's output has the new one)."""
+    if is_dynamic(value):
+        mark_host(leaves(key_of(value)))
+    return peek(value)
 
 
 def _slots(value: Any, where: str) -> int:
