@@ -17,6 +17,7 @@ from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
 from ..dynamic import cast, is_dynamic, key_of, leaves, mark_host, peek
+from ..elements import WORD_RANGES, XYZW
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
@@ -60,7 +61,7 @@ def _spread_uniforms(given: Mapping[str, Any], where: str) -> dict[str, Any]:
             lanes = [cast(x, float) for x in v]  # a dynamic lane stays an expression
             if not 2 <= len(lanes) <= 4:
                 raise BindingError(f"{where} {name!r}: expected a Vec of 2 to 4 numbers, got {v!r}")
-            for lane, x in zip("xyzw", lanes):
+            for lane, x in zip(XYZW, lanes):
                 out[f"{name}_{lane}"] = x
         else:
             raise BindingError(
@@ -506,7 +507,7 @@ def _slots(value: Any, where: str) -> int:
     return int(value)
 
 
-_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+_INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
 
 
 def _check_uniforms(call: _Call) -> None:
