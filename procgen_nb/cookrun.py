@@ -25,6 +25,7 @@ import warp as wp
 
 from ._traffic import _count
 from .dynamic import evaluate, key_of, peek
+from .elements import WORD_RANGES
 
 
 @dataclasses.dataclass
@@ -123,8 +124,26 @@ class CookRecording:
         self._graph: Any = None
         self._launches: dict[int, Any] = {}
         self._host_guards: list[np.ndarray] = []
+        self._written: list[wp.array] | None = None
         self.replays = 0
         _counts.recordings += 1
+
+    def written(self) -> list[wp.array]:
+        """The arrays a replay may write: every array a launch, copy or fill of it takes."""
+        if self._written is None:
+            out: dict[int, wp.array] = {}
+            for e in self.log:
+                if e[0] == "launch":
+                    arrays = [peek(a) for a in e[3]]
+                elif e[0] == "copy":
+                    arrays = [e[1]]
+                else:
+                    arrays = [e[1]]
+                for a in arrays:
+                    if isinstance(a, wp.array):
+                        out[id(a)] = a
+            self._written = list(out.values())
+        return self._written
 
     def fits(self, values: Mapping[str, Any]) -> bool:
         """True when every live-bound dynamic value is still a count that fits its room."""
@@ -225,7 +244,7 @@ class CookRecording:
         return [g for g, h in zip(self.guards, self._host_guards) if int(h.numpy()[0]) != 0]
 
 
-_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+_INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
 
 
 def _param_cast(kernel: Any, j: int) -> Any:

@@ -206,3 +206,52 @@ def test_hash_gather_past_the_count_is_zero_after_a_replay():
     assert int(out["n"]["items_count"].words.numpy()[0]) == listed
     assert not items[listed:].any() and not query[listed:].any()
     assert query[:listed].max(initial=0) < len(inside)
+
+
+# -- a result kept from an earlier cook keeps its values ----------------------------------
+
+
+def _flags(radius):
+    return _kept(radius)
+
+
+def _inside(radius):
+    return (np.hypot(PTS[:, 0], PTS[:, 1]) <= radius).astype(np.int32)
+
+
+def test_a_kept_result_keeps_its_values_after_a_replay():
+    g = _graph(_flags, radius=RADIUS)(True)
+    a = g.cook(params={"n.radius": 1.5})
+    inverse = a["n"]["inverse"]  # a Column taken out of the result, kept on its own
+    count = a["n"]["indices_count"]
+    b = g.cook(params={"n.radius": 0.3})
+    assert b.report.replayed
+    # the reference: the flags a loop computes, at each cook's radius
+    want_a, want_b = _inside(1.5), _inside(0.3)
+    assert int(a["n"]["indices_count"].words.numpy()[0]) == int(want_a.sum())
+    assert int(count.words.numpy()[0]) == int(want_a.sum())
+    np.testing.assert_array_equal(
+        a["n"]["indices"].data.numpy()[: want_a.sum()], np.flatnonzero(want_a)
+    )
+    np.testing.assert_array_equal(inverse.data.numpy() >= 0, want_a.astype(bool))
+    assert int(b["n"]["indices_count"].words.numpy()[0]) == int(want_b.sum())
+    np.testing.assert_array_equal(
+        b["n"]["indices"].data.numpy()[: want_b.sum()], np.flatnonzero(want_b)
+    )
+    # a third cook moves b to its copy too; a is already its own
+    g.cook(params={"n.radius": 0.9})
+    assert int(b["n"]["indices_count"].words.numpy()[0]) == int(want_b.sum())
+    assert int(a["n"]["indices_count"].words.numpy()[0]) == int(want_a.sum())
+
+
+def test_a_result_nobody_holds_costs_no_copy():
+    g = _graph(_flags, radius=RADIUS)(True)
+    g.cook(params={"n.radius": 1.5})
+    t0 = pg.traffic().copies
+    r = g.cook(params={"n.radius": 0.3})  # the first result is held by nobody
+    recorded = g._recording.copy_count
+    assert r.report.replayed and pg.traffic().copies - t0 == recorded
+    t1 = pg.traffic().copies
+    g.cook(params={"n.radius": 0.4})  # r is held: the arrays the replay writes move first
+    assert pg.traffic().copies - t1 > recorded
+    assert int(r["n"]["indices_count"].words.numpy()[0]) == int(_inside(0.3).sum())
