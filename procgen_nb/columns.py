@@ -7,6 +7,7 @@ capacity and a live count held in a one-word device buffer (``_capacity``/``_liv
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +23,20 @@ ELEMENT_TYPES: dict[str, tuple[Any, int, str]] = {
 }
 #: bindings.yaml element name -> column type
 BINDING_ELEMENTS: dict[str, str] = {n: e.column for n, e in ELEMENTS.items()}
+
+
+#: a live count's word -> the slots it counts (the capacity of the first LiveCount over it)
+_COUNTED: weakref.WeakKeyDictionary[wp.array, int] = weakref.WeakKeyDictionary()
+
+
+def counted_slots(words: Any) -> int | None:
+    """Returns the slots a count word counts: the capacity of the live count it is the word
+    of (an appended output's counter: its output's slots), or None for a word of no live
+    count."""
+    try:
+        return _COUNTED.get(words)
+    except TypeError:
+        return None
 
 
 def _type_of_dtype(dtype: Any) -> str:
@@ -52,6 +67,7 @@ class LiveCount:
         self.words = words
         self.capacity = int(capacity)
         self.guard = guard
+        _COUNTED.setdefault(words, self.capacity)
 
     @property
     def device(self) -> str:
