@@ -83,14 +83,14 @@ class Handouts:
         memo[key] = out
         return out
 
-    def keep_values(self, written: list[wp.array]) -> int:
-        """Moves every held object whose words overlap ``written`` to a device copy.
+    def keep_values(self, written: list[wp.array] | None) -> int:
+        """Moves every held object whose words overlap ``written`` (None: any) to a copy.
 
         Returns:
             How many arrays were copied (each counted as a copy; nothing is read back).
         """
-        ranges = [r for r in (_extent(a) for a in written) if r is not None]
-        if not ranges:
+        ranges = None if written is None else [r for r in map(_extent, written) if r]
+        if ranges == []:
             return 0
         copies: dict[int, wp.array] = {}
 
@@ -98,8 +98,9 @@ class Handouts:
             if id(a) in copies:
                 return copies[id(a)]
             ext = _extent(a)
-            if ext is None or not any(
-                d == ext[0] and lo < ext[2] and ext[1] < hi for d, lo, hi in ranges
+            if ext is None or (
+                ranges is not None
+                and not any(d == ext[0] and lo < ext[2] and ext[1] < hi for d, lo, hi in ranges)
             ):
                 return a
             copies[id(a)] = wp.clone(a)

@@ -128,17 +128,18 @@ class CookRecording:
         self.replays = 0
         _counts.recordings += 1
 
-    def written(self) -> list[wp.array]:
-        """The arrays a replay may write: every array a launch, copy or fill of it takes."""
+    def written(self) -> list[wp.array] | None:
+        """The arrays a replay may write: every array a launch, copy or fill of it takes;
+        None when it holds work whose arrays it cannot name (a replayed recording): any."""
         if self._written is None:
             out: dict[int, wp.array] = {}
             for e in self.log:
                 if e[0] == "launch":
                     arrays = [peek(a) for a in e[3]]
-                elif e[0] == "copy":
+                elif e[0] in ("copy", "fill"):
                     arrays = [e[1]]
                 else:
-                    arrays = [e[1]]
+                    return None
                 for a in arrays:
                     if isinstance(a, wp.array):
                         out[id(a)] = a

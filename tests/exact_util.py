@@ -58,6 +58,12 @@ def snapshot(result: pg.CookResult) -> dict[str, Any]:
     return {n: flatten(v) for n, v in result.outputs.items()}
 
 
+def _show(v: Any) -> str:
+    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], bytes):
+        return f"{v[0]} {np.frombuffer(v[1], np.uint32).tolist()[:24]}"
+    return repr(v)[:200]
+
+
 def assert_same(got: dict[str, Any], want: dict[str, Any], where: str = "") -> None:
     """Asserts two snapshots are equal, naming the first output path that differs."""
     assert got.keys() == want.keys(), where
@@ -65,7 +71,9 @@ def assert_same(got: dict[str, Any], want: dict[str, Any], where: str = "") -> N
         g, w = got[node], want[node]
         assert g.keys() == w.keys(), f"{where} node {node}: {sorted(g)} != {sorted(w)}"
         for p in w:
-            assert g[p] == w[p], f"{where} node {node} output {p or '<root>'} differs"
+            assert g[p] == w[p], (
+                f"{where} node {node} output {p or '<root>'} differs: {_show(g[p])} != {_show(w[p])}"
+            )
 
 
 def check_cooks(
