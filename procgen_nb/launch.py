@@ -133,19 +133,9 @@ class LaunchContext:
         return wp.empty(shape, dtype=dtype, device=self.device)
 
     def zeros(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
-        """Allocates a zeroed device array (refused while recording).
-
-        Inside an open cook log the allocation is logged as a fill of zeros (not issued:
-        the array is zero already), so a replay starts the array from the words a fresh
-        cook's allocation holds: every slot a kernel leaves unwritten (past a live count)
-        holds its inert value after any replay, as after a fresh cook.
-        """
+        """Allocates a zeroed device array (refused while recording)."""
         self._no_alloc_while_recording("zeros")
-        arr = wp.zeros(shape, dtype=dtype, device=self.device)
-        log = _active_log.get()
-        if log is not None and arr.size:
-            log.append(("fill", arr, 0, self))
-        return arr
+        return wp.zeros(shape, dtype=dtype, device=self.device)
 
     def upload(self, values: Any, dtype: Any) -> wp.array:
         """Copies host values to a new device array of ``dtype``; counts one upload."""

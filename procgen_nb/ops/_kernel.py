@@ -466,11 +466,13 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
     n, sized_live = call.size_of(
         bname, size_spec, {**bind, bname: value} if value is not None else bind
     )
-    init = b.init if b.init is not None else (0 if b.access == "read_write" else None)
-    # zeros are logged: a replay starts the output from the words a fresh cook's holds
-    data = ctx.zeros(n, dtype) if init is None else ctx.empty(n, dtype)
-    if init is not None and n:
-        # logged, so a replay starts from the same words (counters, folds, tables)
+    # every output starts from its init value (0 unless bindings.yaml states one) by a
+    # logged fill, so a replay starts it from the words a fresh cook's allocation holds:
+    # a slot the kernel leaves unwritten (past a live count) holds the inert value after
+    # any replay, as after a fresh cook (counters, folds and tables start over too)
+    init = b.init if b.init is not None else 0
+    data = ctx.empty(n, dtype)
+    if n:
         ctx.fill(data, _init_value(init, element))
     call.args[bname] = data
     if b.appended:
