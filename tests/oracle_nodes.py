@@ -310,3 +310,77 @@ for _name, _make in (
     ("bounded", _bounded),
 ):
     register(Kind(_name, _make))
+
+
+# -- generator kinds: a track generator and a course called inside a node -----------------
+# Each graph has its own generator (its world); another cell calls the same generator
+# between cooks (``outside``). The node moves the generator's dynamic Params field and its
+# epoch by the node's dynamic Fields, then copies what it reads into arrays of its own (a
+# gather over the live envs), so a later outside call cannot change a result it made.
+def _owned(pts: Column, flags: Column, radius: Any) -> dict:
+    """The generator's points and valid flags, copied, compacted and flagged on the device."""
+    every = ops.transfer.upload(values={"i": np.arange(len(pts), dtype=np.int32)})["columns"]
+    xy = ops.device.kernel(
+        kernel=_ref("gather"),
+        specialize={"TYPE": "vec2"},
+        bind={"src": pts, "idx": every["i"]},
+        domain=len(pts),
+    )["columns"]["dst"]
+    valid = ops.device.kernel(
+        kernel=_ref("gather"),
+        specialize={"TYPE": "i32"},
+        bind={"src": flags, "idx": every["i"]},
+        domain=len(flags),
+    )["columns"]["dst"]
+    kept = ops.device.kernel(kernel=_ref("compact"), bind={"flags": valid}, domain=valid)["columns"]
+    near = ops.device.kernel(
+        kernel=_ref("inside"),
+        bind={"points": xy},
+        domain=xy,
+        uniforms={"center": (0.0, 0.0), "radius": radius},
+    )["columns"]["flags"]
+    return {"xy": xy, "flags": valid, "kept": kept, "count": kept["indices_count"], "near": near}
+
+
+def _register_generators() -> None:
+    try:
+        from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+        from procgen_nb.track_gen.gates import Course, GateGenConfig
+    except ImportError:  # pragma: no cover - the track library ships with the package
+        return
+    if not hasattr(TrackGenerator, "node"):
+        return  # generators called inside a node replay only where the runtime records them
+
+    def track_world():
+        return TrackGenerator(
+            TrackGenConfig(generator="polar", num_envs=4, num_points=32, seed=3, device="cpu")
+        )
+
+    def track(world):
+        def fn(up, k, n):
+            jitter = dynamic.minimum(abs(k) * 0.3, 1.0)  # a dynamic Params field, moved
+            world.update(generator_params={"radius_jitter": jitter})
+            res = world.generate(epoch=n % 5)
+            return {"v": jitter, **_owned(res.points, res.flags, abs(k) * 0.5)}
+
+        return fn
+
+    def course_world():
+        return Course(
+            TrackGenConfig(num_envs=4, num_points=32, seed=5, device="cpu"),
+            GateGenConfig(num_envs=4, seed=5, device="cpu"),
+        )
+
+    def course(world):
+        def fn(up, k, n):
+            world.generate(epoch=n % 4)
+            cols = world.columns()
+            return {"v": k * 2, **_owned(cols["xy"], cols["valid"], abs(k) * 0.4)}
+
+        return fn
+
+    register(Kind("track", track, lambda w, x: w.generate(epoch=x), track_world))
+    register(Kind("course", course, lambda w, x: w.generate(epoch=x), course_world))
+
+
+_register_generators()

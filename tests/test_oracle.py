@@ -36,7 +36,7 @@ def _world(kinds):
 def _build(kinds, wiring, world, record=True):
     g = pg.Graph("oracle", record=record)
     for i, kind in enumerate(kinds):
-        fn = KINDS[kind].make(world)
+        fn = KINDS[kind].make(world.get(kind))
         node = pg.node(name=kind, params={"k": K, "n": N})(fn)
         up = f"n{wiring[i]}" if wiring[i] is not None else pg.Const(None)
         g.add(f"n{i}", node, up=up)
