@@ -182,9 +182,51 @@ def _segmented_scan(radius):
     )["columns"]
 
 
+SUCC = RNG.integers(0, N, size=N).astype(np.int32)
+IDS = RNG.integers(-3, N, size=N).astype(np.int32)
+
+
+def _jump(radius):
+    kept = _kept(radius)
+    cols = {"parent": _up(SUCC, "Int"), "value": _up(IDS, "Int"), "span": _up(SRC, "Int")}
+    out = {}
+    for mode in ("rank", "min"):
+        out[mode] = ops.device.kernel(
+            kernel=_ref("jump"), specialize={"MODE": mode}, bind=cols, domain=kept["indices_count"]
+        )["columns"]
+    return out
+
+
+def _loops_place(radius):
+    kept = _kept(radius)
+    dom = kept["indices_count"]
+    heads = (KEYS % 2).astype(np.int32)
+    cut = ops.device.kernel(
+        kernel=_ref("loops_cut"),
+        bind={
+            "prev": _up(IDS, "Int"),
+            "start": _up(heads, "Int"),
+            "rep": _up(SUCC, "Int"),
+            "root": _up(SUCC[::-1].copy(), "Int"),
+        },
+        domain=dom,
+    )["columns"]
+    place = ops.device.kernel(
+        kernel=_ref("loops_place"),
+        bind={
+            "head": cut["head"],
+            "ring_of": _up(np.cumsum(heads).astype(np.int32), "Int"),
+            "root": _up(SUCC, "Int"),
+            "rank": _up(IDS, "Int"),
+        },
+        domain=dom,
+    )["columns"]
+    return {"cut": cut, "place": place}
+
+
 @pytest.mark.parametrize(
     "fn",
-    [_hash_gather, _hash_hook, _edges_runs, _reduce, _segmented_scan],
+    [_hash_gather, _hash_hook, _edges_runs, _reduce, _segmented_scan, _jump, _loops_place],
     ids=lambda f: f.__name__,
 )
 def test_a_replay_at_a_smaller_live_count_holds_the_inert_values(fn):
