@@ -125,6 +125,7 @@ class CookRecording:
         self._launches: dict[int, Any] = {}
         self._host_guards: list[np.ndarray] = []
         self._written: list[wp.array] | None = None
+        self._host_views: dict[int, np.ndarray] = {}
         self.replays = 0
         _counts.recordings += 1
 
@@ -217,7 +218,11 @@ class CookRecording:
                         launch.set_param_at_index(j, value)
                     launch.launch()
                 elif e[0] == "fill" and i in fills:
-                    e[1].fill_(fills[i])
+                    _set_word(e[1], fills[i])
+                elif e[0] == "fill" and e[1].device.is_cpu and e[1].is_contiguous:
+                    # a constant fill of host memory: the array's own words, set from NumPy
+                    # (a CPU launch has finished when it returns, so the order holds)
+                    self._host_views.setdefault(i, e[1].numpy())[...] = peek(e[2])
                 else:
                     _issue(e)
         self.values = dict(values)
