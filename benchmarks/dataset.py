@@ -42,7 +42,7 @@ def _warm(num_points: int, shard: int) -> int:
     """Makes one full shard on one thread, as a task does: Warp and the kernels loaded, the
     allocator warm (excluded from the timing)."""
     spec = dataset.resolve_config({"generator": "polar", "num_points": num_points})
-    _dataset_run.task(dataset._canonical(spec), 0, 0, shard, 1)
+    _dataset_run.task(dataset._canonical(spec), 0, 0, shard, 1, make=dataset.shard_bytes)
     return os.getpid()
 
 

@@ -13,7 +13,11 @@ count in a device word (``device.bound(live=True)``: the recording replays as on
 graph capture). A third kind, ``derived``, is an expression of two dynamic values
 (``radius * scale + 0.05`` as the uniform, ``count // 2 + extra`` as the live count the
 kernel runs over): the recording evaluates it at each replay, so it too replays with no
-plan (``plans per replayed cook`` is 0). Ratios are printed; nothing is asserted.
+plan (``plans per replayed cook`` is 0). A fourth, ``params field``, is a track generator's
+dynamic Params field (``polar``'s ``radius_jitter``) moved by a node's dynamic parameter
+inside a graph: the node's ``tg.update`` + ``tg.generate`` replay with the graph (0 plans
+and 0 readbacks per cook), against the same graph planning again each cook.
+Ratios are printed; nothing is asserted.
 Run: ``python benchmarks/replay.py`` (``--smoke`` for a quick run in the test suite).
 """
 
@@ -143,6 +147,43 @@ def scenario(label: str, nodes: int, n: int, reps: int, kind: str) -> dict[str, 
     }
 
 
+def params_field(envs: int, reps: int) -> dict[str, float]:
+    """A dynamic Params field of a track generator moved inside a graph: replayed vs planned
+    again (``Graph(record=False)``), with the plans and readbacks of the replayed cooks."""
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    def graph(record: bool) -> pg.Graph:
+        tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=envs, num_points=64))
+
+        @pg.node(params={"jitter": pg.Field(0.35, bounds=(0.0, 1.0), dynamic=True)})
+        def tracks(jitter):
+            tg.update(generator_params={"radius_jitter": jitter})
+            return pg.Column(tg.generate().valid)
+
+        g = pg.Graph("params field", record=record)
+        g.add("tracks", tracks)
+        g.cook()
+        return g
+
+    values = iter(np.linspace(0.05, 0.95, 10_000))
+    replan = graph(record=False)
+    t_replan = timeit(lambda: replan.cook(params={"tracks.jitter": next(values)}), reps)
+    rec = graph(record=True)
+    before, plans = pg.traffic(), pg.cookrun.counts().plans
+    t_replay = timeit(lambda: rec.cook(params={"tracks.jitter": next(values)}), reps)
+    d = pg.traffic() - before
+    plans = pg.cookrun.counts().plans - plans
+    assert rec.last.report.replayed
+    label = "params field"
+    return {
+        f"[{label}] replan (ms)": t_replan * 1e3,
+        f"[{label}] replay (ms)": t_replay * 1e3,
+        f"[{label}] replay speedup vs replan": t_replan / t_replay,
+        f"[{label}] readbacks per replayed cook": d.readbacks / (reps + 1),
+        f"[{label}] plans per replayed cook": plans / (reps + 1),
+    }
+
+
 def timeit(fn, reps: int) -> float:
     fn()
     t0 = time.perf_counter()
@@ -164,6 +205,7 @@ def main(argv=None) -> dict[str, float]:
         **scenario("uniform", args.nodes, args.n, args.reps, "uniform"),
         **scenario("device word", args.nodes, args.n, args.reps, "word"),
         **scenario("derived", args.nodes, args.n, args.reps, "derived"),
+        **params_field(args.nodes, args.reps),
     }
     print(f"{args.nodes} nodes x {args.n} points, {args.reps} cooks each, device {pg.get_device()}")
     for k, v in rows.items():

@@ -3,8 +3,8 @@
 ``warmup()`` (``procgen-nb warmup``) builds every variant of every built-in kernel asset
 (each combination of its specialize options) and every Warp module of the built-in track
 generators, gate generators and track ops, in parallel threads, so that no later first
-call waits for a compile. ``demo_modules()`` lists what ``procgen-nb demo`` needs, so the
-demo builds those in parallel before it cooks.
+call waits for a compile. ``demo.demo_modules()`` lists what ``procgen-nb demo`` needs
+from these (the demo knows its kernels; this module never imports it).
 """
 
 from __future__ import annotations
@@ -88,39 +88,6 @@ def builtin_modules() -> list[Any]:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     return _progress.warp_modules("procgen_nb")
-
-
-#: The track modules the demo's polar courses with arc-length gates launch kernels from
-#: (a module the track code adds later is still built, on its first launch, one at a time).
-DEMO_TRACK_MODULES = frozenset(
-    f"procgen_nb.track_gen.{name}"
-    for name in (
-        "generators._kernels",
-        "gates._kernels",
-        "gates._course_kernels",
-        "ops._seed_kernels",
-        "ops._resample_kernels",
-        "ops._validity_kernels",
-    )
-)
-
-
-def demo_modules(shape: str = "disk") -> list[Any]:
-    """Returns the Warp modules ``procgen-nb demo --shape shape`` launches kernels from.
-
-    A module missing here is still built when the demo first launches from it (in this
-    process); one listed but not used would cost a build on a cold cache.
-    """
-    from .demo import COMPACT, GATHER, INSIDE, SCAN
-
-    variants = [
-        INSIDE.variant({"SHAPE": shape, "COUNT": "plain"}),
-        COMPACT.variant({"COUNT": "plain"}),
-        GATHER.variant({"TYPE": "vec2", "COUNT": "device"}),
-        SCAN.variant({"TYPE": "i32", "COUNT": "plain"}),
-    ]
-    track = [m for m in track_modules() if m.name in DEMO_TRACK_MODULES]
-    return [_warp_module(v.module) for v in variants] + track
 
 
 def warmup(

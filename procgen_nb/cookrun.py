@@ -88,12 +88,17 @@ class CookRecording:
     """
 
     def __init__(self, log: list[tuple], guards: list[Guard], words: list[DynamicWord]):
-        self.log = list(log)
+        # a probe or an unrecordable mark is the graph's to read; a replay entry is a
+        # launch context's recording (a track call made inside the node), run again here
+        self.log = [e for e in log if e[0] in _REPLAYED]
         self.guards = list(guards)
         self.words = list(words)
+        held = [e[1] for e in self.log if e[0] == "replay"]
         self.launch_count = sum(1 for e in self.log if e[0] == "launch")
-        self.copy_count = sum(1 for e in self.log if e[0] == "copy")
-        self.fill_count = sum(1 for e in self.log if e[0] == "fill")
+        self.launch_count += sum(r.launches for r in held)
+        self.copy_count = sum(1 for e in self.log if e[0] == "copy") + sum(r.copies for r in held)
+        self.fill_count = sum(1 for e in self.log if e[0] == "fill") + sum(r.fills for r in held)
+        self._syncs = [e for e in self.log if e[0] == "sync"]
         self._dynamic_args = [
             (i, j, key_of(a), _param_cast(e[1], j))
             for i, e in enumerate(self.log)
@@ -162,7 +167,7 @@ class CookRecording:
 
     def _build(self) -> None:
         if self.mode == "graph":
-            ctx = self.log[0][-1] if self.log else None
+            ctx = next((e[-1] for e in self.log if e[0] != "sync"), None)
             if ctx is None:
                 self._graph = False
                 return
@@ -203,6 +208,9 @@ class CookRecording:
     def replay(self, values: Mapping[str, Any], evaluated: tuple[dict, dict] | None = None) -> None:
         """Runs the recording with ``values`` (dynamic key -> value); reads guards deferred."""
         params, fills = evaluated if evaluated is not None else self.evaluate(values)
+        vals = dict(values)
+        for _, fn, args in self._syncs:  # host bookkeeping of the work replayed below
+            fn(*[evaluate(key_of(a) if key_of(a) is not None else a, vals) for a in args])
         if self._graph is None and not self._launches:
             self._build()
         if self.mode == "graph":
@@ -292,8 +300,17 @@ def _set_word(arr: wp.array, value: Any) -> None:
         arr.fill_(value)
 
 
+#: the log entries a recording holds (``procgen_nb.launch.log_entry``)
+_REPLAYED = ("launch", "copy", "fill", "replay", "sync")
+
+
 def _issue(e: tuple) -> None:
     kind = e[0]
+    if kind == "sync":
+        return  # host bookkeeping: run before the replay, never captured
+    if kind == "replay":
+        e[1]._launch(counted=False)  # inside the capture: its body joins it
+        return
     if kind == "launch":
         _, kernel, dim, args, ctx = e
         plain = [peek(a) for a in args]

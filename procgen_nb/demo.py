@@ -9,6 +9,8 @@ gathers the kept points over that live count, and ``offsets`` scans the flags.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import ops
@@ -20,6 +22,39 @@ INSIDE = resolve("procgen/inside", "computeShader")
 COMPACT = resolve("procgen/compact", "computeShader")
 GATHER = resolve("procgen/gather", "computeShader")
 SCAN = resolve("procgen/scan", "computeShader")
+
+
+#: The track modules the demo's polar courses with arc-length gates launch kernels from
+#: (a module the track code adds later is still built, on its first launch, one at a time).
+DEMO_TRACK_MODULES = frozenset(
+    f"procgen_nb.track_gen.{name}"
+    for name in (
+        "generators._kernels",
+        "gates._kernels",
+        "gates._course_kernels",
+        "ops._seed_kernels",
+        "ops._resample_kernels",
+        "ops._validity_kernels",
+    )
+)
+
+
+def demo_modules(shape: str = "disk") -> list[Any]:
+    """Returns the Warp modules ``procgen-nb demo --shape shape`` launches kernels from.
+
+    A module missing here is still built when the demo first launches from it (in this
+    process); one listed but not used would cost a build on a cold cache.
+    """
+    from ._warmup import _warp_module, track_modules
+
+    variants = [
+        INSIDE.variant({"SHAPE": shape, "COUNT": "plain"}),
+        COMPACT.variant({"COUNT": "plain"}),
+        GATHER.variant({"TYPE": "vec2", "COUNT": "device"}),
+        SCAN.variant({"TYPE": "i32", "COUNT": "plain"}),
+    ]
+    track = [m for m in track_modules() if m.name in DEMO_TRACK_MODULES]
+    return [_warp_module(v.module) for v in variants] + track
 
 
 @node(
@@ -106,12 +141,12 @@ def run_demo(
     Returns:
         The cook report and a line with the kept count and the path written.
     """
-    from . import _progress, _warmup
+    from . import _progress
     from .device import get_device
     from .track_gen.gates import build
 
     with _progress.session():
-        _progress.build(_warmup.demo_modules(shape), get_device(), workers=2)
+        _progress.build(demo_modules(shape), get_device(), workers=2)
         result = build_demo_graph().cook(
             params={"points.n": n, "points.seed": seed, "keep.radius": radius, "keep.shape": shape}
         )

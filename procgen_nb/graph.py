@@ -84,6 +84,9 @@ class _State:
     host: set[str] = dataclasses.field(default_factory=set)
     #: every dynamic key the output depends on, with the value it was made (or replayed) at
     deps: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: (value, probe) of the state the output's arrays hold (a track generator's calls):
+    #: moved, something else wrote them, and the node's recording runs again
+    stale: list[tuple[Any, Callable[[], Any]]] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -327,7 +330,8 @@ class Graph(KernelParams):
         moved = {k for k, v in dyn.items() if not _same(rec.values.get(k, _MISSING), v)}
         if any(moved & self._state[n].host for n in self._nodes):
             return None  # a node read a moved value in Python: it plans again
-        same = not any(moved & set(self._state[n].deps) for n in self._nodes)
+        stale = {n for n in self._nodes if _stale(self._state[n])}
+        same = not stale and not any(moved & set(self._state[n].deps) for n in self._nodes)
         t0 = _time.perf_counter()
         with collect() as counted:
             if not same:
@@ -343,10 +347,11 @@ class Graph(KernelParams):
             st = self._state[name]
             st.key = keys[name]
             st.deps = {k: dyn.get(k, v) for k, v in st.deps.items()}
+            st.stale = [(probe(), probe) for _, probe in st.stale]
         dt = (_time.perf_counter() - t0) * 1000.0
         reports = []
         for n in self._nodes:
-            hit = not same and bool(moved & set(self._state[n].deps))
+            hit = not same and (n in stale or bool(moved & set(self._state[n].deps)))
             reports.append(NodeReport(n, not hit, 0.0, Traffic(), replayed=hit))
         first = next((r for r in reports if r.replayed), None)
         if first is not None:  # the replay's traffic and time, once
@@ -407,6 +412,7 @@ class Graph(KernelParams):
                 prev is not None
                 and prev.key == cache_key
                 and not moved
+                and not _stale(prev)
                 and all(_same(dyn.get(k, v), v) for k, v in prev.deps.items())
             ):
                 new_state[name] = prev
@@ -438,10 +444,11 @@ class Graph(KernelParams):
                 ) from e
             dt = (_time.perf_counter() - t0) * 1000.0
             probes = [d for d in scope.digests if isinstance(d, tuple) and len(d) == 2]
+            probes += [(e[1], e[2]) for e in log if e[0] == "probe"]  # a generator's build
             recordable = not any(
                 (k == "wait" and d.startswith("transfer.readback")) or k in ("lua", "host")
                 for k, d in scope.events
-            )
+            ) and not any(e[0] == "unrecordable" for e in log)
             deps = tr.used | tr.host  # a dynamic value the node never touched moves nothing
             new_state[name] = _State(
                 cache_key,
@@ -454,6 +461,7 @@ class Graph(KernelParams):
                 recordable,
                 set(tr.host),
                 {k: dyn[k] for k in deps if k in dyn},
+                _last_of(e for e in log if e[0] == "stale"),
             )
             outputs[name] = result
             events = list(scope.events)
@@ -554,6 +562,18 @@ _MISSING = object()
 def _same(a: Any, b: Any) -> bool:
     """True when two dynamic values are the same value (of the same type)."""
     return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def _last_of(entries: Any) -> list[tuple[Any, Callable[[], Any]]]:
+    """(value, probe) of each probe's last entry (a node that calls a generator twice is
+    stale only once another call follows its own second one)."""
+    last = {e[2]: e[1] for e in entries}
+    return [(v, probe) for probe, v in last.items()]
+
+
+def _stale(state: _State) -> bool:
+    """True when something else wrote the arrays a node's output holds since it made them."""
+    return any(probe() != value for value, probe in state.stale)
 
 
 def _digests_moved(state: _State) -> bool:

@@ -43,6 +43,7 @@ from . import asset, ops
 from .columns import column_from_numpy
 from .device import resolve_device
 from .errors import CapacityError, ParamsError, UploadError
+from .launch import through
 from .nodes import node
 from .params import Field
 
@@ -481,7 +482,7 @@ def road_mesh(xy: Any, width: float) -> Mesh:
 
 
 def road_overlap(
-    xy: Any, width: float, other: Any = None, near: int = 1, device=None
+    xy: Any, width: float, other: Any = None, near: int = 1, device=None, ctx=None
 ) -> RoadOverlap:
     """The overlapping triangles of a road's surface, with itself or another road.
 
@@ -493,13 +494,18 @@ def road_overlap(
         near: against itself, quads ``near`` or fewer apart along the loop are adjacent
             and not tested (1: the quad and its two neighbours).
         device: the Warp device.
+        ctx: the LaunchContext to launch through (None: ``device``'s default context).
 
     Returns:
         RoadOverlap: ``pairs`` (k, 2): triangle of this road, triangle of the other (or of
         itself, with the first below the second) whose xy interiors overlap.
     """
     near = _whole(near, "road_overlap near", 0)
-    device = resolve_device(device)
+    with through(ctx, device, "road_overlap") as device:
+        return _road_overlap(xy, width, other, near, device)
+
+
+def _road_overlap(xy: Any, width: float, other: Any, near: int, device: str) -> RoadOverlap:
     sa = road_mesh(xy, width).soup()
     ca = column_from_numpy(sa, "Vec3", device)
     na = len(sa) // 3
@@ -535,7 +541,7 @@ def _centerlines(xy: Any, name: str) -> np.ndarray:
 
 
 def road_overlap_batch(
-    xy: Any, width: float, other: Any = None, near: int = 1, device=None
+    xy: Any, width: float, other: Any = None, near: int = 1, device=None, ctx=None
 ) -> np.ndarray:
     """Whether each road of a batch overlaps itself (or road e of ``other``), in one launch.
 
@@ -552,13 +558,20 @@ def road_overlap_batch(
         other: None (each road against itself) or (E, M, 2): road e against other[e].
         near: the adjacency along the loop left out (against itself).
         device: the Warp device.
+        ctx: the LaunchContext to launch through (None: ``device``'s default context).
 
     Returns:
         (E,) bool: True where road e overlaps itself (or other[e]).
     """
     cell = _length(width, "road_overlap_batch width")
     near = _whole(near, "road_overlap_batch near", 0)
-    device = resolve_device(device)
+    with through(ctx, device, "road_overlap_batch") as device:
+        return _road_overlap_batch(xy, width, other, near, device, cell)
+
+
+def _road_overlap_batch(
+    xy: Any, width: float, other: Any, near: int, device: str, cell: float
+) -> np.ndarray:
     p = _centerlines(xy, "xy")
     e, n = p.shape[:2]
     q = None if other is None else _centerlines(other, "other")

@@ -29,7 +29,6 @@ from .errors import ParamsError
 
 __all__ = [
     "EnvGrid",
-    "show",
     "as_points",
     "draw_tracks",
     "figure_png",
@@ -431,25 +430,3 @@ def plot_points(
     if clouds:
         ax.legend(loc="upper right", fontsize=7, markerscale=2)
     return ax
-
-
-def show(result: Any = None, *, max_envs: int = 64, **arrays: Any) -> Any:
-    """Returns the tracks (and gates) drawn in the browser: a ``TrackCanvas`` (hover an env
-    for its metrics, click to enlarge), carrying a PNG drawn with these helpers for where no
-    kernel runs (a saved notebook, nbconvert, a static HTML export).
-
-    Args:
-        result: a track result, a course's ``numpy()`` or a mapping with ``xy`` (and
-            ``valid``, ``reason``, ``gates``, ``counts``); or give them as keywords.
-        max_envs: draw at most this many envs (the view says when fewer than given).
-
-    Raises:
-        ParamsError: when the shapes disagree.
-    """
-    from .ui.canvas import TrackCanvas
-    from .ui.frame import frame_from
-
-    frame = frame_from(result if result is not None else arrays)
-    canvas = TrackCanvas(max_envs=max_envs)
-    canvas.show(frame)
-    return canvas

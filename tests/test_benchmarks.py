@@ -24,5 +24,9 @@ def test_replay_benchmark_smoke(capsys):
         assert rows[f"[{kind}] readbacks per replayed cook"] == 0
         assert rows[f"[{kind}] plans per replayed cook"] == 0  # no plan: the values replay
         assert rows[f"[{kind}] recording replayed as"] == mode
+    # a track generator's dynamic Params field moved inside a graph replays too
+    assert rows["[params field] readbacks per replayed cook"] == 0
+    assert rows["[params field] plans per replayed cook"] == 0
+    assert "[params field] replay speedup vs replan" in rows
     numbers = [v for v in rows.values() if isinstance(v, float)]
     assert all(math.isfinite(v) and v >= 0 for v in numbers)

@@ -28,7 +28,7 @@ def test_cold_start_smoke(capsys):
 def test_a_cold_demo_builds_exactly_the_modules_it_prebuilds(tmp_path):
     """What ``procgen-nb demo`` builds up front (two processes) is all its cook needs.
 
-    A module missing from ``_warmup.demo_modules`` would still be built, lazily, in one
+    A module missing from ``demo.demo_modules`` would still be built, lazily, in one
     process (slower); one listed but unused would be wasted work. The reference is the
     build log of a real cold run.
     """
@@ -59,8 +59,8 @@ def test_a_cold_demo_builds_exactly_the_modules_it_prebuilds(tmp_path):
         [
             sys.executable,
             "-c",
-            "from procgen_nb import _warmup, _progress\n"
-            "for m in _warmup.demo_modules('disk'): print(_progress.display_name(m))",
+            "from procgen_nb import demo, _progress\n"
+            "for m in demo.demo_modules('disk'): print(_progress.display_name(m))",
         ],
         env=env,
         capture_output=True,

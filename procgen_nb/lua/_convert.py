@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +26,8 @@ from ._checks import _node, _short
 from ._sandbox import lua_type
 from .values import BufferRef, Curve, Handle
 
-if TYPE_CHECKING:
-    from .state import LuaState
+#: a ``state.LuaState`` (named, not imported: ``state`` imports this module)
+LuaState = Any
 
 #: The type names ``returns`` accepts.
 RETURN_TYPES = (

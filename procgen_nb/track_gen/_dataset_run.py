@@ -13,6 +13,9 @@ with 2 Dask workers and shards of 1024 tracks, a task costs Dask 3-4 ms beyond i
 (the scheduler, the client and the worker's event loop share the cores with the shards), so
 16 one-shard tasks took 0.50-0.53 s where 4 four-shard tasks took 0.44-0.46 s, as a process
 pool does.
+
+A task is handed the function that makes a shard's bytes (``make=dataset.shard_bytes``,
+picklable by reference): this module is below ``dataset`` and never imports it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
+import os
 import socket
+import uuid
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,6 +89,23 @@ def shard_range(count: int, shard_size: int, index: int) -> tuple[int, int]:
     return start, min(count, start + shard_size)
 
 
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")  # hidden
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _shard_name(index: int) -> str:
+    return f"shard-{index:06d}.parquet"
+
+
+#: what makes a shard's bytes: ``dataset.shard_bytes(spec, start, stop)``
+Make = Callable[[dict[str, Any], int, int], bytes]
+
+
 def task(
     spec_json: str,
     index: int,
@@ -89,24 +113,24 @@ def task(
     stop: int,
     threads: int | None = None,
     out: str | None = None,
+    *,
+    make: Make,
 ) -> tuple[int, bytes | None, str, str, int]:
-    """What an executor runs: one shard, by value (picklable, module-level). Returns
+    """What an executor runs: one shard, by value (picklable, module-level), its bytes made
+    by ``make`` (``dataset.shard_bytes``). Returns
     ``(index, bytes, device, sha256, size)``; with ``out`` (a folder this process sees as
     the caller does) it writes the shard there itself, atomically, and returns no bytes.
     With ``threads``, its CPU calls split across that many threads (``threads_override``).
     """
-    from pathlib import Path
-
     from ..device import get_device
-    from . import dataset
 
     device = get_device()
     with threads_override(threads):
-        data = dataset.shard_bytes(json.loads(spec_json), start, stop)
+        data = make(json.loads(spec_json), start, stop)
     digest = hashlib.sha256(data).hexdigest()
     if out is None:
         return index, data, device, digest, len(data)
-    dataset._atomic_write(Path(out) / dataset._shard_name(index), data)
+    _atomic_write(Path(out) / _shard_name(index), data)
     return index, None, device, digest, len(data)
 
 
@@ -117,9 +141,14 @@ def tasks(
     shard_size: int,
     threads: int | None = None,
     out: str | None = None,
+    *,
+    make: Make,
 ) -> list[tuple[int, bytes | None, str, str, int]]:
     """What an executor runs: ``task`` for each of the shards ``indices``, in order."""
-    return [task(spec_json, i, *shard_range(count, shard_size, i), threads, out) for i in indices]
+    return [
+        task(spec_json, i, *shard_range(count, shard_size, i), threads, out, make=make)
+        for i in indices
+    ]
 
 
 def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool, int | None]:
@@ -188,12 +217,14 @@ def run(
     threads: int | None,
     out: str | None,
     per_task: int = 1,
+    *,
+    make: Make,
 ):
     """Yields ``task``'s tuples as shards finish (in order when in-process); on an executor,
     ``per_task`` consecutive shards of ``todo`` a task (``tasks``)."""
     if ex is None:
         for i in todo:
-            yield task(spec_json, i, *shard_range(count, shard_size, i), threads, out)
+            yield task(spec_json, i, *shard_range(count, shard_size, i), threads, out, make=make)
         return
     groups = [todo[k : k + per_task] for k in range(0, len(todo), per_task)]
     if not isinstance(ex, cf.Executor):  # a distributed.Client: the tasks in one graph
@@ -201,7 +232,7 @@ def run(
 
         n = len(groups)
         args = ([spec_json] * n, groups, [count] * n, [shard_size] * n, [threads] * n, [out] * n)
-        futures = ex.map(tasks, *args, pure=False)
+        futures = ex.map(tasks, *args, pure=False, make=make)
         try:
             for _, result in as_completed(futures, with_results=True):
                 yield from result
@@ -209,7 +240,8 @@ def run(
             ex.cancel(futures)
         return
     futures = [
-        ex.submit(tasks, spec_json, group, count, shard_size, threads, out) for group in groups
+        ex.submit(tasks, spec_json, group, count, shard_size, threads, out, make=make)
+        for group in groups
     ]
     try:
         for fut in cf.as_completed(futures):

@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ..columns import Column, LiveCount, Record
+from ..launch import log_entry
+
 
 @dataclasses.dataclass
 class TrackResult:
@@ -25,6 +28,12 @@ class TrackResult:
     The pipeline's validity stage only asks whether a loop crosses itself (it stops at the
     first crossing); reading ``crossings`` counts every pair of the envs found crossing (one
     launch over the envs, nothing read back), so it always holds the full counts.
+
+    The same arrays in the runtime's types (no copy): ``points`` (a Vec2 Column of the
+    ``E*N`` points), ``flags`` (the valid flags, an Int Column), ``valid_live`` (the valid
+    count as a live count whose capacity is E) and ``columns()`` (a Record of them, what a
+    track generator's graph node answers): a graph compacts the valid envs on the device
+    with nothing read back.
     """
 
     xy: wp.array
@@ -56,13 +65,46 @@ class TrackResult:
             f"got {name!r}"
         )
 
+    @property
+    def points(self) -> Column:
+        """``xy`` as a Vec2 Column (``E*N`` points, env ``e`` at ``e*N``); no copy."""
+        return Column(self.xy, "Vec2")
+
+    @property
+    def flags(self) -> Column:
+        """``valid`` as an Int Column (``[E]``, 1 valid); no copy."""
+        return Column(self.valid, "Int")
+
+    @property
+    def valid_live(self) -> LiveCount:
+        """The valid count as a live count (its word read as u32, capacity E); no copy."""
+        return LiveCount(self.valid_count.view(wp.uint32), self.num_envs)
+
+    def columns(self) -> Record:
+        """A Record of the result in the runtime's types: ``xy`` (Vec2), ``valid``,
+        ``reason`` and ``turning`` (Int), ``valid_count`` (a live count) and each attribute
+        (Float, ``[E*N]``). The arrays are the result's own (the next call writes them)."""
+        out = Record(
+            xy=self.points,
+            valid=self.flags,
+            reason=Column(self.reason, "Int"),
+            turning=Column(self.turning, "Int"),
+            valid_count=self.valid_live,
+        )
+        for name, arr in sorted(self.attributes.items()):
+            out[name] = Column(arr, "Float")
+        return out
+
     def num_valid(self) -> int:
-        """Reads the live count of valid envs back (one readback)."""
+        """Reads the live count of valid envs back (one readback). Inside a graph node the
+        node then plans again every cook (a host read is not recorded)."""
+        log_entry(("unrecordable", "TrackResult.num_valid() (a readback)"))
         return int(self.ctx.readback(self.valid_count)[0])
 
     def numpy(self) -> dict[str, np.ndarray]:
         """Reads every array back: xy ``[E, N, 2]``, valid, reason, crossings, turning,
-        attributes ``[E, N]``."""
+        attributes ``[E, N]``. Inside a graph node the node then plans again every cook."""
+        log_entry(("unrecordable", "TrackResult.numpy() (a readback)"))
         E, N = self.num_envs, self.num_points
         out = {
             "xy": self.ctx.readback(self.xy).reshape(E, N, 2),
@@ -85,6 +127,7 @@ class TrackResult:
         """
         from . import metrics
 
+        log_entry(("unrecordable", "TrackResult.metrics() (a readback)"))
         return metrics.compute(self, straight_ratio)
 
     def fingerprint(self) -> str:

@@ -6,7 +6,8 @@ overlap in the plane (``procgen_nb.mesh.road_overlap_batch``). That catches what
 checks can miss between samples: a pinch where the two edges of the road meet while the
 centerline does not cross. It runs on the host side of the mesh library (road meshes and the
 triangle grid are built with NumPy, one intersect_pairs launch tests every road), so the
-check is a HOST step after the recorded validity stage: the pipeline reads the centerlines
+check is a HOST step after the recorded validity stage, launched through the call's
+launch context (no second context by device name): the pipeline reads the centerlines
 back each call, it no longer replays as one recording, and it does not split across threads.
 """
 
@@ -27,7 +28,7 @@ from .ops._validity import mark_rejected
 from .ops._validity_kernels import NOT_CLOSED, ROAD_OVERLAP
 
 
-def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
+def _overlaps(xy: np.ndarray, width: float, ctx: Any) -> np.ndarray:
     """``mesh.road_overlap_batch`` over chunks of envs small enough that its grid keeps cells
     of ``width`` (each road on its own layer of cells): past ``mesh.MAX_CELLS`` it widens the
     cells, which stays exact (the grid is binned in the kernel's float32) but puts more
@@ -41,8 +42,7 @@ def _overlaps(xy: np.ndarray, width: float, device: Any) -> np.ndarray:
         per_road = 4.0 * float(np.prod(np.ceil((hi - lo + 2.0 * width) / width) + 2.0))
     chunk = max(1, int(mesh.MAX_CELLS // per_road))
     parts = [
-        mesh.road_overlap_batch(xy[a : a + chunk], width, device=device)
-        for a in range(0, len(xy), chunk)
+        mesh.road_overlap_batch(xy[a : a + chunk], width, ctx=ctx) for a in range(0, len(xy), chunk)
     ]
     return np.concatenate(parts)
 
@@ -66,7 +66,7 @@ def road_check(
                 act = ctx.readback(active)
             ok = (act != 0) & ((reason & NOT_CLOSED) == 0)
             if ok.any():
-                hit[ok] = _overlaps(xy[ok], w, ctx.device)
+                hit[ok] = _overlaps(xy[ok], w, ctx)  # through the call's context
         mark_rejected(
             ctx, ctx.upload(hit, wp.int32), E, ROAD_OVERLAP, res.valid, res.reason, active
         )

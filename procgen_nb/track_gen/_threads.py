@@ -18,7 +18,9 @@ quiet, and the caller counts part 0's recordings once (``exec.count_replay``).
 Only replays run concurrently: a part's first call of a mode records, and Warp's CPU
 capture is global to the device in Python (``Device.is_capturing``), so until every part
 has recorded the mode the parts run one after the other. Modules are loaded by the
-parent's warm-up (the first call, eager) before any part exists.
+parent's warm-up (the first call, eager) before any part exists, and that warm-up is the
+only one: a part makes none. A ``GeneratorSpec`` is one generator and never splits (one
+``alloc_scratch`` and one ``generate`` over every env, as its contract says).
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GeneratorError, ParamsError, ProcgenError
+from ._spec_stage import _SpecStage
 from .exec import LaunchContext, count_replay
 from .ops import _kernels as _k
 
 if TYPE_CHECKING:
-    from ._result import TrackResult
     from .config import TrackGenConfig
-    from .pipeline import TrackGenerator
+
+#: a ``pipeline.TrackGenerator`` (named, not imported: the pipeline imports this module)
+_TrackGenerator = Any
 
 #: the fewest points (envs x ``num_points``) per worker thread of a split call. Below it a
 #: split does not pay: each split call costs 25-40 us of the caller's CPU (the pool's
@@ -154,9 +158,9 @@ def _part_error(i: int, exc: BaseException) -> BaseException:
     return err
 
 
-def run_parts(tg: TrackGenerator, mode: str) -> TrackResult:
+def run_parts(tg: _TrackGenerator, mode: str) -> Any:
     """Runs the call ``mode`` as ``tg``'s parts (``_run(mode)`` each), then counts the valid
-    envs into ``tg.result.valid_count``.
+    envs into ``tg.result.valid_count``; returns ``tg.result``.
 
     The first part runs in this thread, the others in the shared pool, each in a copy of
     this thread's context (so traffic collectors count them). Every part is waited for
@@ -214,7 +218,7 @@ def run_side_by_side(calls: list[Callable[[], Any]]) -> list[tuple[int, BaseExce
     return errors
 
 
-def shared_state(part: TrackGenerator) -> dict[str, Any]:
+def shared_state(part: _TrackGenerator) -> dict[str, Any]:
     """A part's views of its parent's per-env arrays and its parent's shared buffers."""
     parent, a, E = part._parent, part._offset, part.config.num_envs
     N = part.config.num_points
@@ -239,12 +243,21 @@ def shared_state(part: TrackGenerator) -> dict[str, Any]:
     return out
 
 
-def build_parts(tg: TrackGenerator, cfg: TrackGenConfig) -> list[TrackGenerator]:
+def build_parts(tg: _TrackGenerator, cfg: TrackGenConfig) -> list[_TrackGenerator]:
     """One part per worker thread over a contiguous share of the envs, when the call is on
-    the CPU, registered (not an override), not HOST, and each of ``threads_wanted()``
-    threads gets at least ``MIN_ENVS_PER_THREAD`` envs and ``MIN_POINTS_PER_THREAD`` points
-    (fewer threads otherwise); none when fewer than two threads remain."""
+    the CPU, registered (not an override), a Stage that is not HOST, and each of
+    ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
+    ``MIN_POINTS_PER_THREAD`` points (fewer threads otherwise); none when fewer than two
+    threads remain.
+
+    A part builds its Stages over its share (``Stage.build`` with ``b.E`` its envs) and
+    makes no warm-up call: the parent's warm-up loaded every kernel and wrote every share.
+    A ``GeneratorSpec`` is never split: its contract is one ``alloc_scratch(config)`` and
+    one ``generate`` over every env of ``config`` per call, and a part would call both again
+    over a share (the parent's scratch then unused, the memory doubled)."""
     if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
+        return []
+    if isinstance(tg.stage, _SpecStage):  # one generator: alloc_scratch once, over every env
         return []
     E = cfg.num_envs
     T = threads_for(E, cfg.num_points, tg._thread_cap)

@@ -47,7 +47,6 @@ import io
 import json
 import math
 import os
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ import numpy as np
 
 from ..errors import ParamsError
 from . import _dataset_run
-from ._dataset_run import MAX_SHARD_SIZE, MAX_SHARDS, MAX_TRACKS  # noqa: F401  (write's limits)
+from ._dataset_run import MAX_SHARD_SIZE, MAX_SHARDS, MAX_TRACKS, _atomic_write, _shard_name  # noqa: F401  (write's limits)
 
 #: Dask settings for a cluster of compute-bound shards (``dask.config.set(DASK_CONFIG)``
 #: before the cluster starts): no statistical profiler, a 1 s event-loop tick and slower
@@ -316,19 +315,6 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")  # hidden
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _shard_name(index: int) -> str:
-    return f"shard-{index:06d}.parquet"
-
-
 def _versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -455,7 +441,9 @@ def write(
         workers_write = local
     there = str(out.resolve()) if workers_write else None
     try:
-        results = _dataset_run.run(ex, spec_json, todo, count, shard_size, threads, there, per_task)
+        results = _dataset_run.run(
+            ex, spec_json, todo, count, shard_size, threads, there, per_task, make=shard_bytes
+        )
         for index, data, device, digest, size in results:
             path = out / _shard_name(index)
             if data is not None:

@@ -1,8 +1,9 @@
 """The launch context of a track call and the ``StageBuilder`` a Stage builds with.
 
-``LaunchContext`` here is ``procgen_nb.LaunchContext`` (one device, one stream, one set of
-traffic counters) with what Stages need on top: ``bounded_loop`` for BOUNDED stages, a
-strict mode that refuses readbacks outside ``ctx.host()``, and ``sync`` for legacy helpers.
+``LaunchContext`` here is ``procgen_nb.LaunchContext``, the one context of both doors (one
+device, one stream, one set of traffic counters), with what Stages need: ``bounded_loop``
+for BOUNDED stages, a strict mode that refuses readbacks outside ``ctx.host()``, and
+``sync`` for legacy helpers. ``pg.default_context()`` drives a ``TrackGenerator`` as well.
 
 Inside a caller's capture (the caller's ``ctx.record``, or a Warp capture open on the device,
 on the CPU too) a track call's recordings do not replay: their work is emitted again, so it
@@ -13,84 +14,26 @@ eagerly on the CPU (the seed's behaviour; by default the CPU records and replays
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import warp as wp
 
 from .._traffic import _count
-from ..errors import GeneratorError, NotCapturableError, ParamsError
-from ..launch import LaunchContext as _BaseLaunchContext
-from ..launch import Recording
-from ._checks import check_int
+from ..dynamic import apply, is_dynamic, peek
+from ..errors import GeneratorError, ParamsError
+from ..launch import (
+    LaunchContext,
+    Recording,
+    _via_ctx,  # noqa: F401  (the conformance kit's direct-launch check)
+    capturing,
+    check_eager_cpu,
+    log_entry,
+    logging_open,
+)
+from ._checks import check_epoch, check_int
 from .plugin import CaptureClass
-
-_tls = threading.local()
-
-
-def _via_ctx() -> bool:
-    """True while a LaunchContext of this module is emitting (for the stream check)."""
-    return getattr(_tls, "depth", 0) > 0
-
-
-@contextlib.contextmanager
-def _emitting() -> Iterator[None]:
-    _tls.depth = getattr(_tls, "depth", 0) + 1
-    try:
-        yield
-    finally:
-        _tls.depth -= 1
-
-
-def capturing(ctx: Any) -> bool:
-    """True while a capture is open where ``ctx`` emits: ``ctx.record``, or a Warp capture on
-    its CUDA stream or (on the CPU) its device."""
-    if ctx.recording:
-        return True
-    dev = ctx._wp_device
-    if dev.is_cuda:
-        return bool(ctx.stream is not None and ctx.stream.is_capturing)
-    return bool(dev.is_capturing)
-
-
-def _not_capturable(what: str) -> NotCapturableError:
-    return NotCapturableError(
-        f"{what}: expected a capturable generator inside a caller's capture, got a HOST one "
-        "(capturable=False); call generate() outside the capture"
-    )
-
-
-class _TrackRecording(Recording):
-    """A track call's recording. It emits its body again instead of replaying inside a
-    caller's capture (joining the caller's recording) and while its context is
-    ``eager_cpu`` on the CPU; made inside a capture or eagerly, it records at its first
-    replay that needs the graph."""
-
-    def __init__(self, ctx: LaunchContext, body: Callable[[], None], rec: Any):
-        counts = (rec.launches, rec.copies, rec.fills) if rec is not None else (0, 0, 0)
-        super().__init__(rec._graph if rec is not None else None, ctx.device, *counts)
-        self._ctx, self._body = ctx, body
-
-    def replay(self) -> None:
-        """Runs the work: replays the graph, or emits the body (eager, or under a capture)."""
-        ctx = self._ctx
-        if ctx._eager() or capturing(ctx):
-            self._body()
-            self.replays += 1
-            return
-        if self._graph is None:
-            rec = _BaseLaunchContext.record(ctx, self._body)
-            self._graph, self.launches = rec._graph, rec.launches
-            self.copies, self.fills = rec.copies, rec.fills
-        if ctx._quiet:
-            wp.capture_launch(self._graph)
-            self.replays += 1
-            return
-        super().replay()
 
 
 def count_replay(rec: Recording, recorded: bool = False) -> None:
@@ -104,155 +47,64 @@ def count_replay(rec: Recording, recorded: bool = False) -> None:
     _count("replays")
 
 
-def check_eager_cpu(label: str, value: Any) -> bool:
-    """Returns ``value`` as a bool.
+class _GraphCalls:
+    """What a generator does so a graph node that calls it replays exactly (a mixin of
+    ``TrackGenerator`` and ``GateGenerator``).
 
-    Raises:
-        ParamsError: a value other than True, False, 1 or 0, named with ``label``.
-    """
-    if not isinstance(value, bool | int) or value not in (0, 1):
-        raise ParamsError(f"{label}: expected True or False, got {value!r}")
-    return bool(value)
-
-
-class LaunchContext(_BaseLaunchContext):
-    """The call's launch context: ``launch``, ``copy``, ``fill``, ``scope()``, ``host()``,
-    ``bounded_loop``; one device and one stream.
-
-    Args:
-        device: a Warp device name (None: ``procgen_nb.get_device()``).
-        stream: a CUDA stream (None: the device's current stream).
-        eager_cpu: on the CPU, the recordings of track calls run their body eagerly at
-            each replay instead (the seed's behaviour; False records and replays, measured
-            faster). An attribute: setting it later applies to recordings already made.
+    Inside a node's cook the call's recordings replay into the node's log, so the graph's
+    recording runs them again; the epoch fill is always logged (another call may have left
+    another epoch in the word by the time the graph replays); and the log holds two
+    probes: the build version (a rebuild makes the node plan again) and the call count
+    (another call wrote the arrays the node returned: the graph replays the node).
     """
 
-    def __init__(self, device: str | None = None, stream: Any = None, eager_cpu: bool = False):
-        super().__init__(device, stream)
-        self._strict = 0
-        self.eager_cpu = eager_cpu
-        #: a quiet context's launches, copies, fills and replays are not counted in the
-        #: traffic counters (the share of a split call: the caller counts the call once)
-        self._quiet = False
+    _build_version = 0
+    _calls = 0
 
-    @property
-    def eager_cpu(self) -> bool:
-        """See the class docstring; settable.
+    def _built(self) -> None:
+        """Notes a (re)build of the pipeline."""
+        self._build_version += 1
+        self._calls += 1
 
-        Raises:
-            ParamsError: a value other than True, False, 1 or 0 (set or passed).
-        """
-        return self._eager_cpu
-
-    @eager_cpu.setter
-    def eager_cpu(self, value: bool) -> None:
-        self._eager_cpu = check_eager_cpu("LaunchContext eager_cpu", value)
-
-    def _emitted(self, kind: int) -> None:
-        if not self._quiet:
-            super()._emitted(kind)
-        elif self._recording is not None:
-            self._recording[kind] += 1
-
-    def record(self, body: Callable[[], None]) -> Recording:
-        """Records ``body`` (see ``procgen_nb.LaunchContext.record``). Inside a caller's
-        capture it records nothing now: its replays there emit ``body`` into that capture."""
-        if self._eager() or capturing(self):
-            return _TrackRecording(self, body, None)
-        return _TrackRecording(self, body, super().record(body))
-
-    def _eager(self) -> bool:
-        return self.eager_cpu and not self._wp_device.is_cuda
-
-    def host(self) -> Any:
-        """Marks host work of a HOST stage; refused inside a capture (NotCapturableError)."""
-        if capturing(self):
-            raise _not_capturable("ctx.host()")
-        return super().host()
-
-    def _no_alloc_while_recording(self, what: str) -> None:
-        if capturing(self) and not self.recording:
-            raise _not_capturable(f"{what} (an allocation)")
-        super()._no_alloc_while_recording(what)
-
-    def launch(self, kernel: Any, dim: Any, inputs: Any = (), outputs: Any = ()) -> None:
-        """Launches ``kernel`` over ``dim`` threads on this context's device and stream."""
-        with _emitting():
-            super().launch(kernel, dim, inputs, outputs)
-
-    def copy(
-        self, dst: wp.array, src: wp.array, dst_offset: int = 0, src_offset: int = 0, count: int = 0
-    ) -> None:
-        """Copies ``count`` elements (all when 0) from ``src`` to ``dst`` on the device."""
-        with _emitting():
-            super().copy(dst, src, dst_offset, src_offset, count)
-
-    def fill(self, arr: wp.array, value: Any) -> None:
-        """Fills every element of ``arr`` with ``value`` on the device."""
-        host = getattr(arr, "_procgen_host_stage", None)
-        if host is not None and capturing(self):  # a HOST generator's step starts
-            raise _not_capturable(f"generator {host!r}")
-        with _emitting():
-            super().fill(arr, value)
-
-    def empty(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
-        """Allocates an uninitialised device array (refused while recording)."""
-        with _emitting():
-            return super().empty(shape, dtype)
-
-    def zeros(self, shape: int | tuple[int, ...], dtype: Any) -> wp.array:
-        """Allocates a zeroed device array (refused while recording); its zero fill counts
-        as work emitted through this context."""
-        with _emitting():
-            return super().zeros(shape, dtype)
-
-    def upload(self, values: Any, dtype: Any) -> wp.array:
-        """Copies host values to a new device array of ``dtype``; counts one upload."""
-        with _emitting():
-            return super().upload(values, dtype)
-
-    def readback(self, arr: wp.array) -> np.ndarray:
-        """Copies ``arr`` to the host (counts a readback and a wait).
+    def _set_epoch(self, epoch: Any) -> None:
+        """Checks ``epoch`` and writes it to the epoch word when it moved, or always inside a
+        node. A node's dynamic number is written as its expression (the replay writes the
+        epoch it moves to, and refuses one ``check_epoch`` refuses by planning again).
 
         Raises:
-            NotCapturableError: inside a recording, or inside a GRAPH/BOUNDED stage's call
-                outside ``ctx.host()``.
+            ParamsError: an epoch that is not an integer in [0, 2**31 - 1].
         """
-        if capturing(self) and not self.recording:
-            raise _not_capturable(f"readback of {arr.size} elements")
-        if self._strict and not self._host_ok:
-            raise NotCapturableError(
-                f"readback: expected host reads only inside ctx.host() of a HOST stage, got a "
-                f"read of {arr.size} elements in a capturable stage"
-            )
-        return super().readback(arr)
+        now = check_epoch("generate epoch", peek(epoch))
+        if now != self.config.epoch or logging_open():
+            self.config.epoch = now
+            if is_dynamic(epoch):
+                epoch = apply(lambda v: check_epoch("generate epoch", v), "epoch", epoch)
+            self.ctx.fill(self._epoch, epoch)
 
-    @contextlib.contextmanager
-    def strict(self) -> Iterator[LaunchContext]:
-        """Refuses readbacks outside ``host()`` inside the block (a capturable stage's call)."""
-        self._strict += 1
-        try:
-            yield self
-        finally:
-            self._strict -= 1
+    def _called(self, epoch: int | None) -> None:
+        """Counts a call; inside a node's cook, logs what a graph replay of it needs."""
+        self._calls += 1
+        if not logging_open():
+            return
+        log_entry(("sync", self._replayed, (epoch,)))
+        log_entry(("probe", self._build_version, self._build_count))
+        log_entry(("stale", self._calls, self._call_count))
 
-    def bounded_loop(self, iterations: int, body: Callable[[int], None]) -> None:
-        """Runs ``body(i)`` for ``i`` in ``range(iterations)``: a loop with a fixed bound.
+    def _build_count(self) -> int:
+        return self._build_version
 
-        Recorded unrolled, so every iteration replays; ``body`` makes converged envs skip
-        their work on the device (a per-env freeze) rather than leaving the loop early.
+    def _call_count(self) -> int:
+        return self._calls
 
-        Raises:
-            ParamsError: a negative or non-integer bound.
-        """
-        iterations = check_int("bounded_loop iterations", iterations, 0)
-        for i in range(iterations):
-            body(i)
+    def _replayed(self, epoch: int | None) -> None:
+        """A graph replayed a call of this generator: Python's epoch follows the word's."""
+        if epoch is not None:
+            self.config.epoch = int(epoch)  # the sync evaluates a dynamic epoch
+        self._calls += 1
 
-    def sync(self) -> None:
-        """Waits for the device (legacy helpers' debug sync); a no-op while recording."""
-        if not self.recording:
-            self.synchronize()
+    def _host_step(self, name: str) -> None:
+        """Marks the node cooking now (if any) to plan again every cook: a HOST step."""
+        log_entry(("unrecordable", f"generator {self.stage.name!r} HOST step {name}"))
 
 
 def _context(label: str, ctx: Any, device: str | None, required: bool = False) -> LaunchContext:

@@ -30,8 +30,10 @@ import numpy as np
 import warp as wp
 
 from ..errors import GeneratorError, NotCapturableError, ParamsError
+from ..launch import logging_open, unlogged
 from . import _threads, _update, ops
-from ._checks import check_epoch, mask_values
+from ._checks import mask_values
+from ._node import track_node
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
     _check_legacy_stream,
@@ -43,17 +45,19 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
 from ._steps import _Step, _StepBuilder
 from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, threads_wanted
 from .config import TrackGenConfig
-from .exec import LaunchContext, _context, capturing, check_eager_cpu
+from .exec import LaunchContext, _context, _GraphCalls, capturing, check_eager_cpu
 from .ops import _kernels as _k
 from .plugin import CaptureClass, registry
 
 
-class TrackGenerator(_StepBuilder):
+class TrackGenerator(_GraphCalls, _StepBuilder):
     """Generates ``num_envs`` closed centerlines of ``num_points`` points per call.
 
     Args:
         config: a ``TrackGenConfig`` (or a subclass carrying a legacy plugin's knobs).
-        ctx: the launch context to emit through (a new one on ``config.device`` when None).
+        ctx: the launch context to emit through: any ``procgen_nb.LaunchContext`` (the one
+            class of both doors, ``pg.default_context()`` included); a new one on
+            ``config.device`` when None.
         generator: a Stage or GeneratorSpec to run instead of looking ``config.generator``
             up in the registry (the conformance kit checks unregistered generators this way).
         eager_cpu: True runs every CPU call eagerly, as the seed says (each call launches
@@ -152,7 +156,10 @@ class TrackGenerator(_StepBuilder):
         self._post_stages = self._build_post(cfg)
         self._build_validity(cfg.validity)
         self._plans: dict[str, list[Any]] = {}
-        self._run_eager("generate")
+        self._built()
+        if self._parent is None:  # the warm-up, once: a part's share is already written
+            with unlogged():  # the warm-up is no part of a graph node's recording
+                self._run_eager("generate")
         self._parts = _threads.build_parts(self, cfg)
 
     # -- running ------------------------------------------------------------------------------
@@ -210,14 +217,18 @@ class TrackGenerator(_StepBuilder):
         self._plans[mode] = plan
         return plan
 
-    def _run(self, mode: str) -> TrackResult:
-        if self._parts and not (self.ctx._eager() or capturing(self.ctx)):
+    def _run(self, mode: str, epoch: int | None = None) -> TrackResult:
+        logged = logging_open()  # a graph node is cooking: the call joins its recording
+        if self._parts and not (self.ctx._eager() or capturing(self.ctx) or logged):
+            self._called(epoch)
             return _threads.run_parts(self, mode)  # the parts replay their shares
         for item in self._plan(mode):
             if isinstance(item, _Step):
+                self._host_step(item.name)
                 self._run_step(item, self.ctx)
             else:
                 item.replay()
+        self._called(epoch)
         return self.result
 
     @property
@@ -244,6 +255,11 @@ class TrackGenerator(_StepBuilder):
         self.ctx.eager_cpu = check_eager_cpu("TrackGenerator eager_cpu", value)
 
     @property
+    def z_profile_params(self) -> Any:
+        """The z profile stage's resolved Params instance (None without a z profile)."""
+        return self._post_stages[0][1] if self._post_stages else None
+
+    @property
     def host_driven(self) -> bool:
         """True when a stage is HOST (it runs eagerly each call)."""
         return any(s.capture is CaptureClass.HOST for s in self._steps)
@@ -256,11 +272,8 @@ class TrackGenerator(_StepBuilder):
                 [0, 2**31 - 1]).
         """
         if epoch is not None:
-            epoch = check_epoch("generate epoch", epoch)
-            if epoch != self.config.epoch:
-                self.config.epoch = epoch
-                self.ctx.fill(self._epoch, epoch)
-        return self._run("generate")
+            self._set_epoch(epoch)
+        return self._run("generate", epoch)
 
     def regenerate(self, mask: Any = None) -> TrackResult:
         """Regenerates the envs ``mask`` names (the invalid ones when None) with new seeds.
@@ -306,6 +319,18 @@ class TrackGenerator(_StepBuilder):
             )
         for step in [self._head(mode), *self._steps]:
             self._run_step(step, ctx)
+
+    def node(self, name: str | None = None) -> Any:
+        """Returns this generator as a graph node: its Params fields and ``epoch`` are the
+        node's parameters (dynamic ones replay), and it answers ``result.columns()``.
+
+        Args:
+            name: the node's type name (``track_<generator>`` when None).
+
+        Raises:
+            GeneratorError: a Params class with a field named ``epoch``.
+        """
+        return track_node(self, name)
 
     def update(
         self,

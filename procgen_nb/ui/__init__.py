@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from ._controls import FieldControl, control_class
-from .canvas import TrackCanvas, env_metrics
+from .canvas import TrackCanvas, env_metrics, show
 from .clipboard import CopyButton
 from .course_target import CourseTarget, course_target
 from .form import ParamsForm, graph_form, params_form
@@ -59,4 +59,5 @@ __all__ = [
     "params_form",
     "read_outputs",
     "report_rows",
+    "show",
 ]

@@ -27,7 +27,7 @@ import numpy as np
 import traitlets
 
 from .clipboard import _asset
-from .frame import Frame
+from .frame import Frame, frame_from
 
 #: used for the clearance when the target has no track width.
 DEFAULT_WIDTH = 0.1
@@ -271,6 +271,25 @@ class TrackCanvas(anywidget.AnyWidget):
         with self.hold_sync():
             self.stale = True
             self.message = message
+
+
+def show(result: Any = None, *, max_envs: int = 64, **arrays: Any) -> Any:
+    """Returns the tracks (and gates) drawn in the browser: a ``TrackCanvas`` (hover an env
+    for its metrics, click to enlarge), carrying a PNG drawn with ``procgen_nb.plot`` for where no
+    kernel runs (a saved notebook, nbconvert, a static HTML export).
+
+    Args:
+        result: a track result, a course's ``numpy()`` or a mapping with ``xy`` (and
+            ``valid``, ``reason``, ``gates``, ``counts``); or give them as keywords.
+        max_envs: draw at most this many envs (the view says when fewer than given).
+
+    Raises:
+        ParamsError: when the shapes disagree.
+    """
+    frame = frame_from(result if result is not None else arrays)
+    canvas = TrackCanvas(max_envs=max_envs)
+    canvas.show(frame)
+    return canvas
 
 
 def _same(old: Any, new: Any) -> bool:

@@ -2,7 +2,9 @@
 
 A generator name, a Stage class or a ``GeneratorSpec`` becomes a ``TrackTarget`` (a Stage
 or spec not registered yet is registered under its name), a graph a ``GraphTarget``, a
-function with ``params=`` a ``FunctionTarget``.
+built ``TrackGenerator`` a ``GraphTarget`` over a graph of its node (``tg.node()``: its
+Params fields and ``epoch`` are the controls), a function with ``params=`` a
+``FunctionTarget``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def as_target(target: Any, params: type[Params] | Params | None = None, **option
         target: a ``Target``; a generator name (a ``TrackTarget``) or a gate generator name
             (a ``CourseTarget``); a Stage class or ``GeneratorSpec`` (an object with
             ``name`` and a ``Params``/``params`` class); an anchors Stage or a
-            ``GateGeneratorSpec``; a built ``Course`` or ``GateGenerator``; a graph (with
+            ``GateGeneratorSpec``; a built ``TrackGenerator`` (a graph of its node), a
+            built ``Course`` or ``GateGenerator``; a graph (with
             ``params()`` and ``cook()``); or a function of a Params instance (with
             ``params=``).
         params: the Params class (or instance) a function target takes.
@@ -48,6 +51,9 @@ def as_target(target: Any, params: type[Params] | Params | None = None, **option
     if callable(getattr(target, "cook", None)) and callable(getattr(target, "params", None)):
         _check_options("a graph", options, ("outputs",))
         return GraphTarget(target, **options)
+    if _is_track_generator(target):
+        _check_options("a track generator", options, ())
+        return GraphTarget(_generator_graph(target))
     if _is_course_or_gates(target):
         _check_options("a course", options, ())
         return course_target(target)
@@ -85,6 +91,23 @@ def _by_name(name: str, options: dict[str, Any]) -> Target:
         return CourseTarget(name, **options)
     _check_options("a generator", options, _TRACK_OPTIONS)
     return TrackTarget(name, params, **options)
+
+
+def _is_track_generator(obj: Any) -> bool:
+    try:
+        from ..track_gen import TrackGenerator
+    except ImportError:
+        return False
+    return isinstance(obj, TrackGenerator)
+
+
+def _generator_graph(tg: Any) -> Any:
+    """A graph of one node, ``tracks``: the generator's node (see ``TrackGenerator.node``)."""
+    from ..graph import Graph
+
+    g = Graph(f"track {tg.stage.name}")
+    g.add("tracks", tg.node())
+    return g
 
 
 def _is_course_or_gates(obj: Any) -> bool:

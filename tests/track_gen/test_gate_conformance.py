@@ -21,6 +21,7 @@ CHECKS = [
     "no allocation or readback",
     "stream discipline",
     "determinism",
+    "batch independence",
     "orderings",
 ]
 
@@ -195,3 +196,109 @@ def test_legacy_spec_claiming_ccw_but_emitting_clockwise_fails_orderings():
     with pytest.warns(DeprecationWarning):
         ok = check_gate_generator(_spec("acme.counter", False))
     assert _failed(ok) == {"determinism"}  # the fixed layout ignores its seeds
+
+
+@wp.kernel
+def _seeded_k(
+    seeds: wp.array(dtype=wp.int32),
+    shift: int,
+    xy: wp.array(dtype=wp.vec2),
+    count: wp.array(dtype=wp.int32),
+    stride: int,
+):
+    tid = wp.tid()
+    e = tid // stride
+    g = tid - e * stride
+    E = seeds.shape[0]
+    s = seeds[(e + E - shift) % E]  # shift 0: the env's own seed
+    n = 4 + int(s & 1)
+    if g == 0:
+        count[e] = n
+    if g < n:
+        a = 6.283185307 * float(g) / float(n) + 0.001 * float(s & 255)
+        xy[tid] = wp.vec2(wp.cos(a), wp.sin(a))
+    else:
+        xy[tid] = wp.vec2(wp.nan, wp.nan)
+
+
+class _Seeded(_Square):
+    """Four or five gates on a circle, turned by the env's seed: it passes the kit."""
+
+    name = "test.seeded"
+    shift = 0
+    threads_per_env = True
+
+    def build(self, b, params):
+        xy, count = b.write("anchors.xy"), b.write("anchors.count")
+        stride, seeds, shift = b.raw, b.seed, self.shift
+        dim = b.E * b.raw if self.threads_per_env else b.raw
+
+        def enqueue(ctx):
+            ctx.launch(_seeded_k, dim, [seeds, shift, xy, count, stride])
+
+        return enqueue
+
+
+class _SeededOneEnv(_Seeded):
+    """Launches ``stride`` threads instead of ``E * stride``: env 0 only."""
+
+    name = "test.seeded_one_env"
+    threads_per_env = False
+
+
+class _SeededPrevSeed(_Seeded):
+    """Env ``e`` reads env ``e - 1``'s seed."""
+
+    name = "test.seeded_prev_seed"
+    shift = 1
+
+
+def test_a_seeded_gate_stage_passes():
+    report = check_gate_generator(_Seeded)
+    report.raise_if_failed()
+    assert [c.name for c in report.checks] == CHECKS
+
+
+def test_a_gate_kernel_over_one_envs_threads_fails_anchors():
+    """Envs 1.. keep the poisoned count (-1) of the kit's call."""
+    report = check_gate_generator(_SeededOneEnv)
+    failed = {c.name: c.detail for c in report.failures}
+    assert "anchors" in failed, str(report)
+    assert "env 0" not in failed["anchors"]
+    assert "env 1: count -1 not in [4, 6]" in failed["anchors"]
+
+
+def test_a_gate_stage_reading_its_neighbours_seed_fails_batch_independence():
+    report = check_gate_generator(_SeededPrevSeed)
+    failed = {c.name: c.detail for c in report.failures}
+    assert set(failed) == {"batch independence"}, str(report)
+    assert "env 1 (" in failed["batch independence"]
+
+
+class _SkipsLastGate(_Seeded):
+    """Writes NaN over the last gate below each env's count, as an unwritten gate reads."""
+
+    name = "test.skips_last_gate"
+
+    def build(self, b, params):
+        inner = super().build(b, params)
+        xy, stride = b.write("anchors.xy"), b.raw
+
+        def enqueue(ctx):
+            inner(ctx)
+            ctx.launch(_unwrite_last_k, b.E, [xy, b.write("anchors.count"), stride])
+
+        return enqueue
+
+
+@wp.kernel
+def _unwrite_last_k(xy: wp.array(dtype=wp.vec2), count: wp.array(dtype=wp.int32), stride: int):
+    e = wp.tid()
+    xy[e * stride + count[e] - 1] = wp.vec2(wp.nan, wp.nan)
+
+
+def test_an_unwritten_gate_below_the_count_fails_anchors():
+    report = check_gate_generator(_SkipsLastGate)
+    failed = {c.name: c.detail for c in report.failures}
+    assert "anchors" in failed, str(report)
+    assert "env 0: 1 of " in failed["anchors"] and "gates not written" in failed["anchors"]

@@ -10,8 +10,8 @@ import warp as wp
 
 import procgen_nb
 from procgen_nb.track_gen import ops
+from procgen_nb.track_gen._kit import watching as _watching
 from procgen_nb.track_gen.exec import LaunchContext, salt
-from procgen_nb.track_gen.testing import _watching
 
 E = 64
 

@@ -273,3 +273,55 @@ def test_a_split_generator_lists_its_parts_recordings(monkeypatch, small_split):
     assert split.recordings["generate"] == plan and "regenerate" not in split.recordings
     assert split.update(generator_params={"lobes": 5})
     assert "generate" not in split.recordings
+
+
+def test_a_split_call_warms_up_once(monkeypatch, small_split):
+    """The parent's warm-up (the eager first call over every env) is the only one: its
+    parts make none, and their calls still give the bytes of one thread."""
+    warm: list[int] = []
+    orig = TrackGenerator._run_eager
+
+    def counting(self, mode):
+        warm.append(self.config.num_envs)
+        return orig(self, mode)
+
+    monkeypatch.setattr(TrackGenerator, "_run_eager", counting)
+    one, split = _pair(monkeypatch, 3, generator="hull", num_envs=48, num_points=32)
+    assert warm == [48, 48]  # one generator alone, then the split one: no part's [16]
+    _calls(one, split, 48)
+
+
+def test_a_registered_spec_is_one_generator(monkeypatch, small_split):
+    """A GeneratorSpec is called as its contract says: ``alloc_scratch`` once with the
+    whole config, and ``generate`` over every env (it was [40, 20, 20] with two threads:
+    the parent's scratch never used again); its bytes are those of one thread."""
+    import dataclasses
+
+    from kit_plugins import GOOD
+
+    allocs: list[int] = []
+    gens: list[int] = []
+
+    def alloc(config):
+        allocs.append(config.num_envs)
+        return GOOD.alloc_scratch(config)
+
+    def generate(seeds_wp, config, out_centerline, out_valid_wp, scratch, ctx=None):
+        gens.append(seeds_wp.shape[0])
+        GOOD.generate(seeds_wp, config, out_centerline, out_valid_wp, scratch, ctx=ctx)
+
+    spec = dataclasses.replace(GOOD, name="test.counted", alloc_scratch=alloc, generate=generate)
+    registry.add(spec)
+    try:
+        monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
+        one = TrackGenerator(TrackGenConfig(device="cpu", generator="test.counted", num_envs=40))
+        allocs.clear()
+        gens.clear()
+        monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+        split = TrackGenerator(TrackGenConfig(device="cpu", generator="test.counted", num_envs=40))
+        assert allocs == [40] and gens == [40]  # the warm-up, once
+        assert split._parts == []
+        _calls(one, split, 40)
+        assert allocs == [40] and set(gens) == {40}
+    finally:
+        registry.remove("generator", "test.counted")

@@ -162,17 +162,17 @@ def test_draw_tracks_takes_the_axes_first():
 
 
 def test_show_draws_in_the_browser_and_carries_a_png():
-    """``plot.show``: a TrackCanvas holding the tracks as float32 bytes, whose output also
+    """``ui.show``: a TrackCanvas holding the tracks as float32 bytes, whose output also
     carries a PNG (a saved notebook shows the picture)."""
     import base64
 
     import numpy as np
 
-    from procgen_nb import plot
+    from procgen_nb.ui import show
 
     a = 2 * np.pi * np.arange(32) / 32
     xy = np.stack([np.stack([np.cos(a) * (1 + 0.1 * k), np.sin(a)], axis=-1) for k in range(5)])
-    canvas = plot.show({"xy": xy, "valid": [1, 0, 1, 1, 0]})
+    canvas = show({"xy": xy, "valid": [1, 0, 1, 1, 0]})
     got = np.frombuffer(canvas.tracks, dtype="<f4").reshape(5, 32, 2)
     np.testing.assert_array_equal(got, xy.astype(np.float32))
     data, _meta = canvas._repr_mimebundle_()

@@ -58,6 +58,9 @@ def _sync(device: Any) -> None:
 
 
 def _cached(key: tuple, make: Any) -> Any:
+    """The scratch cached under ``key``, made on its first use. A helper's writable scratch
+    is keyed by the output it serves (``out.ptr``) as well as its sizes: two threads (or two
+    recordings replayed at once) writing different outputs never share one."""
     with _cache_lock:
         got = _cache.get(key)
         if got is None:
@@ -121,9 +124,10 @@ def self_intersections_inplace(
     xy_wp: wp.array, num_envs: int, num_points: int, out_wp: wp.array, ctx: Any = None
 ) -> None:
     """Writes each loop's crossing segment pairs into ``out_wp`` (``ops.self_intersections``;
-    its grid is allocated on the first call for a size and reused)."""
+    its grid is allocated on the first call for a size and an ``out_wp`` and reused by the
+    calls writing that output, so calls writing other outputs may run in other threads)."""
     ctx = ambient(ctx)
-    key = ("grid", str(xy_wp.device), int(num_envs), int(num_points))
+    key = ("grid", str(xy_wp.device), int(num_envs), int(num_points), out_wp.ptr)
     grid = _cached(key, lambda: ops.GridScratch.alloc(str(xy_wp.device), num_envs, num_points))
     ops.self_intersections(ctx, xy_wp, num_envs, num_points, out_wp, grid)
     debug_sync(ctx)
@@ -165,8 +169,9 @@ def resample_uniform(
         ("counts", dev, E, int(src_points)),
         lambda: wp.full(E, int(src_points), dtype=wp.int32, device=dev),
     )
-    t = _cached(
-        ("t", dev, E, int(dst_points)), lambda: wp.zeros(E * dst_points, dtype=float, device=dev)
+    t = _cached(  # written by the op: one per output (see _cached)
+        ("t", dev, E, int(dst_points), dst_wp.ptr),
+        lambda: wp.zeros(E * dst_points, dtype=float, device=dev),
     )
     ops.resample_uniform(ctx, src_wp, E, src_points, dst_wp, dst_points, seg_wp, s_wp, counts, t)
     debug_sync(ctx)

@@ -189,11 +189,13 @@ BUILTINS = (ArcLength, Curvature, Free)
 
 
 def register_builtins(registry: Any) -> None:
-    """Adds the built-in gate generators to ``registry`` (replacing same names)."""
-    from ._registry import add_gate_stage
+    """Adds the built-in gate generators to ``registry`` (replacing same names).
 
+    They are anchors Stages, so ``registry.add`` files them under ``"gate_generator"``
+    (``_registry.add_gate_stage`` checks a third party's spec; ``_registry`` imports this
+    module, never the other way round)."""
     for cls in BUILTINS:
-        add_gate_stage(registry, cls, replace=True, builtin=True)
+        registry.add(cls, replace=True, _builtin=True)
 
 
 __all__ = [

@@ -24,8 +24,11 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ...columns import Column, LiveCount, Record
 from ...errors import GeneratorError, ParamsError
+from ...launch import log_entry, unlogged
 from .._checks import check_int, check_positive
+from .._node import course_node
 from ..config import TrackGenConfig
 from ..exec import LaunchContext, _context
 from ..generators import _kernels as _gk
@@ -134,7 +137,8 @@ class Course:
             self.track = TrackGenerator(track, self.ctx)
             self.gates = GateGenerator(gates, self.ctx, generator=stage, track=self.track)
         self._build_course()
-        self._run_course(eager=True)
+        with unlogged():  # the warm-up is no part of a graph node's recording
+            self._run_course(eager=True)
 
     # -- construction --------------------------------------------------------------------
     def _build_course(self) -> None:
@@ -204,14 +208,42 @@ class Course:
         """HOST when a stage is HOST, else GRAPH."""
         return CaptureClass.HOST if self.host_driven else CaptureClass.GRAPH
 
+    def columns(self) -> Record:
+        """The course in the runtime's types (no copy): the track's ``result.columns()``
+        with ``valid`` and ``valid_count`` the course's (an Int Column and a live count),
+        ``track_valid`` the centerline's, and the gates' ``gate_position`` (Vec3),
+        ``gate_heading``, ``gate_size``, ``s``, ``lateral`` (Float, ``[E*G]``) and
+        ``gate_count`` (Int, ``[E]``)."""
+        out = self.track.result.columns()
+        out["track_valid"] = out["valid"]
+        out["valid"] = Column(self.valid, "Int")
+        out["valid_count"] = LiveCount(self.valid_count.view(wp.uint32), len(self.valid))
+        out["reason"] = Column(self.reason, "Int")
+        g = self.gates.result
+        out["gate_position"] = Column(g.position, "Vec3")
+        for key, arr in (("gate_heading", g.heading), ("gate_size", g.size)):
+            out[key] = Column(arr, "Float")
+        out["s"], out["lateral"] = Column(self.s, "Float"), Column(self.lateral, "Float")
+        out["gate_count"] = Column(g.count, "Int")
+        return out
+
+    def node(self, name: str | None = None) -> Any:
+        """Returns this course as a graph node: its generators' dynamic Params fields
+        (``track_<field>``, ``gates_<field>``) and ``epoch`` are the node's parameters, and
+        it answers ``columns()``. A static field stays the course's (build another)."""
+        return course_node(self, name)
+
     def num_valid(self) -> int:
-        """Reads the live count of valid courses back (one readback)."""
+        """Reads the live count of valid courses back (one readback; a graph node that
+        calls it plans again every cook)."""
+        log_entry(("unrecordable", "Course.num_valid() (a readback)"))
         return int(self.ctx.readback(self.valid_count)[0])
 
     def numpy(self) -> dict[str, np.ndarray]:
         """Reads the course back: the track's arrays (``xy [E, N, 2]``, ``z [E, N]``...),
         the gates' (``gate_position [E, G, 3]``, ``gate_heading``, ``gate_size``,
         ``gate_count``, ``gate_valid``), ``s``, ``lateral``, ``valid`` and ``reason``."""
+        log_entry(("unrecordable", "Course.numpy() (a readback)"))
         E, G = self.track.config.num_envs, self.gates.result.max_gates
         out = dict(self.track.result.numpy())
         out["track_valid"] = out.pop("valid")

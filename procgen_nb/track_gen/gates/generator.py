@@ -32,12 +32,14 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ...dynamic import is_dynamic
 from ...errors import GeneratorError, NotCapturableError, ParamsError
+from ...launch import log_entry, unlogged
 from ...params import Params
 from .. import ops
-from .._checks import check_epoch
+from .._param_buffers import checked_now, fill_value
 from .._spec_stage import resolve_params
-from ..exec import LaunchContext, StageBuilder, _context, capturing
+from ..exec import LaunchContext, StageBuilder, _context, _GraphCalls, capturing
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
@@ -171,7 +173,7 @@ def resolve_gate_params(stage: Stage, config: GateGenConfig) -> Params | None:
     return resolve_params(stage, config, base=GateGenConfig)
 
 
-class GateGenerator:
+class GateGenerator(_GraphCalls):
     """Generates ``num_envs`` gate layouts of at most ``max_gates`` gates per call.
 
     Args:
@@ -290,7 +292,9 @@ class GateGenerator:
                 self._steps.append(self._normalize_step())
         self._steps.append(self._finish_step())
         self._plan: list[Any] | None = None
-        self._run_eager()
+        self._built()
+        with unlogged():  # the warm-up is no part of a graph node's recording
+            self._run_eager()
 
     def _param_buffer(self, name: str) -> wp.array:
         pcls = self.stage.Params
@@ -402,10 +406,7 @@ class GateGenerator:
                 [0, 2**31 - 1]).
         """
         if epoch is not None:
-            epoch = check_epoch("generate epoch", epoch)
-            if epoch != self.config.epoch:
-                self.config.epoch = epoch
-                self.ctx.fill(self._epoch, epoch)
+            self._set_epoch(epoch)
         if self.host_driven and capturing(self.ctx):
             raise NotCapturableError(
                 f"gate generator {self.stage.name!r}: expected a capturable gate generator inside "
@@ -415,9 +416,11 @@ class GateGenerator:
             self._plan = self._make_plan()
         for item in self._plan:
             if isinstance(item, _Step):
+                self._host_step(item.name)
                 self._run_step(item, self.ctx)
             else:
                 item.replay()
+        self._called(epoch)
         return self.result
 
     def update(self, generator_params: Mapping[str, Any]) -> bool:
@@ -440,8 +443,9 @@ class GateGenerator:
             raise GeneratorError(
                 f"generator_params of {name!r}: expected none, got {dict(generator_params)!r}"
             )
+        given = dict(generator_params)  # a node's dynamic numbers: filled as expressions
         try:
-            new = self.params.replace(**dict(generator_params))
+            new = self.params.replace(**checked_now(type(self.params), given))
         except ParamsError as exc:
             raise GeneratorError(f"generator_params of {name!r}: {exc}") from exc
         dynamic = set(type(new).dynamic_fields())
@@ -450,16 +454,21 @@ class GateGenerator:
             cfg.generator_params = new
             self._setup(cfg)
             return True
-        for key in generator_params:
+        for key, value in given.items():
             buf = self._dyn.get(key)
             if buf is not None:
-                t = type(new).fields()[key].type
-                self.ctx.fill(
-                    buf, int(getattr(new, key)) if t in (int, bool) else float(getattr(new, key))
-                )
+                self.ctx.fill(buf, fill_value(type(new), key, value, "generator"))
         self.params = new
         self.config.generator_params = new
+        moved = {k: v for k, v in given.items() if is_dynamic(v)}
+        if moved:  # a graph replay moves the fields again: Python's copy follows
+            log_entry(("sync", lambda *vals: self._follow(list(moved), vals), list(moved.values())))
         return False
+
+    def _follow(self, names: list[str], values: tuple) -> None:
+        """Sets the Params copy to the values a graph replay wrote to their buffers."""
+        self.params = self.params.replace(**dict(zip(names, values, strict=True)))
+        self.config.generator_params = self.params
 
     def enqueue(self, ctx: LaunchContext) -> None:
         """Emits one whole call through ``ctx`` (for recording into a caller's graph).

@@ -26,11 +26,24 @@ Binding a ``GateGeneratorSpec`` here emits its ``DeprecationWarning`` (once per 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import warp as wp
 
 from .._checks import other_seed
+from .._kit import (
+    Check,
+    ConformanceReport,
+    Kit,
+    batch_check,
+    capture_check,
+    determinism_check,
+    params_check,
+    poisoned_call,
+    stream_check,
+    unwritten,
+)
 from ..config import TrackGenConfig
 from ..pipeline import TrackGenerator
 from .config import ORDERINGS, GateGenConfig
@@ -38,17 +51,20 @@ from .generator import GateGenerator, as_gate_stage
 from .legacy import LegacyGateStage
 from .stage import supported_orderings
 
-if TYPE_CHECKING:
-    from ..testing import ConformanceReport
 
-
-def _track_for(stage: Any, num_envs: int, device: str | None, seed: int) -> Any:
+def _track_for(stage: Any, cfg: GateGenConfig) -> Any:
+    """The ``polar`` centerlines (one per env, the gate config's env seeds) of a gate
+    generator that reads them; None for one that does not."""
     if "xy" not in tuple(getattr(stage, "reads", ())):
         return None
-    cfg = TrackGenConfig(
-        num_envs=num_envs, num_points=64, generator="polar", device=device, seed=seed
+    track = TrackGenConfig(
+        num_envs=cfg.num_envs,
+        num_points=64,
+        generator="polar",
+        device=cfg.device,
+        env_seeds=cfg.env_seed_values(),
     )
-    return TrackGenerator(cfg)
+    return TrackGenerator(track)
 
 
 def _check_declarations(stage: Any, legacy: bool) -> tuple[list[str], frozenset[str]]:
@@ -99,29 +115,18 @@ def check_gate_generator(
         **config: other ``GateGenConfig`` fields (``max_gates``, ``min_gates``, ...).
 
     Returns:
-        A ``ConformanceReport``; nothing raises for a failed check (see ``raise_if_failed``).
+        A ``ConformanceReport``; nothing raises for a failed check, nor for a generator that
+        raises inside one (see ``raise_if_failed``).
     """
-    from ..testing import (  # the kit's report types and shared checks
-        Check,
-        ConformanceReport,
-        _capture_check,
-        _determinism_check,
-        _params_check,
-        _stream_check,
-        _watching,
-    )
-
     stage = as_gate_stage(spec_or_stage)
     legacy = isinstance(stage, LegacyGateStage)
     name = stage.name or type(stage).__name__
-    report = ConformanceReport(name=name, form="GateGeneratorSpec" if legacy else "Stage")
-    add = report.checks.append
+    kit = Kit(name, "GateGeneratorSpec" if legacy else "Stage")
 
-    pcls = stage.Params
-    params = _params_check(pcls, "GateGeneratorSpec" if legacy else None)
-    add(params)
+    params = params_check(stage.Params, "GateGeneratorSpec" if legacy else None)
+    kit.add(params)
     if not params.passed and "Params subclass" in params.detail:
-        return report
+        return kit.report
 
     problems, supported = _check_declarations(stage, legacy)
     cfg = GateGenConfig(
@@ -132,14 +137,14 @@ def check_gate_generator(
         seed=seed,
         **config,
     )
-    track = _track_for(stage, num_envs, device, seed)
     try:
+        track = _track_for(stage, cfg)
         gg = GateGenerator(cfg, generator=stage, track=track)
-    except Exception as exc:  # the report says why it does not build
+    except Exception as exc:  # noqa: BLE001  (the report says why it does not build)
         problems.append(f"{type(exc).__name__}: {exc}")
-        add(Check("declarations", False, "; ".join(problems)))
-        return report
-    add(
+        kit.add(Check("declarations", False, "; ".join(problems)))
+        return kit.report
+    kit.add(
         Check(
             "declarations",
             not problems,
@@ -147,40 +152,25 @@ def check_gate_generator(
             or f"orderings {sorted(supported)}, stride {gg.stride}, min {gg.min_count}",
         )
     )
-    ctx, E, A = gg.ctx, num_envs, gg.stride
+    ctx = gg.ctx
 
-    # anchors of the warm-up call, before ordering moved them (ordering keeps the count)
-    counts = ctx.readback(gg.anchor_count)
-    xy = ctx.readback(gg.anchors).reshape(E, A, 2)
-    bad = []
-    for e in range(E):
-        c = int(counts[e])
-        if not gg.min_count <= c <= A:
-            bad.append(f"env {e}: count {c} not in [{gg.min_count}, {A}]")
-        elif not np.isfinite(xy[e, :c]).all():
-            bad.append(f"env {e}: non-finite gates")
-        elif not np.isnan(xy[e, c:]).all():
-            bad.append(f"env {e}: slots after the count are not NaN")
-    add(Check("anchors", not bad, "; ".join(bad[:4]) or f"counts {counts.min()}..{counts.max()}"))
-
-    # declared writes, allocation, readback and streams: the generator's call alone
+    # the generator's call alone, twice: over NaN (every gate below the count must be
+    # written), then over a finite poison (every slot after the count must be NaN)
     host = stage.capture.name == "HOST"
     seeds_before = ctx.readback(gg.seeds)
     center = gg.builder._inputs.get("xy")
     center_before = None if center is None else ctx.readback(center)
-    with _watching(ctx.device, ctx) as w:
-        try:
-            if host:
-                gg._gen_enqueue(ctx)
-            else:
-                with ctx.strict():
-                    gg._gen_enqueue(ctx)
-            err = None
-        except Exception as exc:  # reported below
-            err = exc
-    if err is not None:
-        add(Check("call", False, f"{type(err).__name__}: {err}"))
-        return report
+    nan, finite = wp.vec2(float("nan"), float("nan")), wp.vec2(_POISON, _POISON)
+    runs = []
+    for value in (nan, finite):
+        w, err = poisoned_call(
+            ctx, gg._gen_enqueue, host, [(gg.anchors, value), (gg.anchor_count, -1)]
+        )
+        if err is not None:
+            kit.add(Check("call", False, f"{type(err).__name__}: {err}"))
+            return kit.report
+        runs.append((ctx.readback(gg.anchor_count), ctx.readback(gg.anchors)))
+    kit.guard("anchors", lambda: _anchors(gg, runs))
     touched = []
     if not np.array_equal(ctx.readback(gg.seeds), seeds_before):
         touched.append("seeds (read-only)")
@@ -189,32 +179,82 @@ def check_gate_generator(
     ):
         touched.append("xy (the centerline, read-only)")
     touched += [n for n in gg.builder.written if n not in tuple(stage.writes)]
-    add(
+    kit.add(
         Check(
             "declared writes",
             not touched,
             f"wrote {touched}" if touched else f"writes {sorted(stage.writes)}",
         )
     )
-    add(_capture_check(host, w, ctx, lambda: gg._gen_enqueue(ctx), stage_form=not legacy))
-    add(_stream_check(bool(legacy and not stage.spec.accepts_ctx), w))
+    kit.guard(
+        "no allocation or readback",
+        lambda: capture_check(host, w, ctx, lambda: gg._gen_enqueue(ctx), not legacy),
+    )
+    kit.add(stream_check(bool(legacy and not stage.spec.accepts_ctx), w))
 
-    # determinism per seed
-    fp1 = gg.generate().fingerprint()
-    fp2 = GateGenerator(cfg, generator=stage, track=track).generate().fingerprint()
+    def fingerprint(c: GateGenConfig) -> str:
+        return (
+            GateGenerator(c, generator=stage, track=_track_for(stage, c)).generate().fingerprint()
+        )
+
     other = dataclasses.replace(cfg, seed=other_seed(cfg.seed))
-    track2 = _track_for(stage, num_envs, device, other.seed)
-    fp3 = GateGenerator(other, generator=stage, track=track2).generate().fingerprint()
-    add(_determinism_check(fp1, fp2, fp3))
+    kit.add(determinism_check(fingerprint, cfg, other))
+    kit.guard("batch independence", lambda: _batch(stage, cfg))
+    kit.guard("orderings", lambda: _orderings(stage, cfg, supported, track))
+    return kit.report
 
-    # orderings
+
+#: the finite value the second poisoned call fills the anchors with
+_POISON = 1.0e30
+
+
+def _anchors(gg: GateGenerator, runs: list[tuple[np.ndarray, np.ndarray]]) -> Check:
+    """Each env's count is in ``[min_count, stride]`` and the same in both poisoned calls,
+    its gates are written and finite, and every slot after them holds NaN."""
+    E, A = gg.config.num_envs, gg.stride
+    (counts, xy_nan), (counts2, xy_fin) = runs
+    xy_nan, xy_fin = xy_nan.reshape(E, A, 2), xy_fin.reshape(E, A, 2)
+    bad = []
+    for e in range(E):
+        c = int(counts[e])
+        if not gg.min_count <= c <= A:
+            bad.append(f"env {e}: count {c} not in [{gg.min_count}, {A}]")
+        elif int(counts2[e]) != c:
+            bad.append(f"env {e}: count {c}, then {int(counts2[e])} in the same call")
+        elif found := unwritten(xy_nan[e], "gates", e, c):
+            bad.append(found)
+        elif not np.isnan(xy_fin[e, c:]).all():
+            bad.append(f"env {e}: slots after the count are not NaN")
+    detail = "; ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+    return Check("anchors", not bad, detail or f"counts {counts.min()}..{counts.max()}")
+
+
+def _batch(stage: Any, cfg: GateGenConfig) -> Check:
+    """Each env of the batch (its warm-up call) against its seed alone, the track alone too."""
+
+    def outputs(c: GateGenConfig) -> dict[str, np.ndarray]:
+        return GateGenerator(c, generator=stage, track=_track_for(stage, c)).result.numpy()
+
+    seeds = cfg.env_seed_values()
+    batch = outputs(cfg)
+
+    def alone(e: int) -> dict[str, np.ndarray]:
+        return outputs(dataclasses.replace(cfg, num_envs=1, env_seeds=[seeds[e]]))
+
+    return batch_check(batch, alone, cfg.num_envs)
+
+
+def _orderings(stage: Any, cfg: GateGenConfig, supported: frozenset[str], track: Any) -> Check:
+    """Every accepted ordering builds and ``ccw`` sorts counter-clockwise; every other
+    ordering is refused."""
+    E = cfg.num_envs
     found = []
     for ordering in sorted(supported):
         try:
             g = GateGenerator(
                 dataclasses.replace(cfg, gate_ordering=ordering), generator=stage, track=track
             )
-        except Exception as exc:  # reported
+        except Exception as exc:  # noqa: BLE001  (reported)
             found.append(f"{ordering}: {type(exc).__name__}: {exc}")
             continue
         if ordering == "ccw":
@@ -236,8 +276,7 @@ def check_gate_generator(
             found.append(f"{ordering}: accepted though not declared")
         except ValueError:
             pass
-    add(Check("orderings", not found, "; ".join(found[:4]) or f"{sorted(supported)} build"))
-    return report
+    return Check("orderings", not found, "; ".join(found[:4]) or f"{sorted(supported)} build")
 
 
 def check_all_gates(**kwargs: Any) -> dict[str, ConformanceReport]:
