@@ -379,7 +379,21 @@ def _register_generators() -> None:
 
         return fn
 
+    def track_node(world):
+        node = world.node()  # the generator's own node: its Params fields and epoch
+        fields = node.Params.fields()
+
+        def fn(up, k, n):
+            values = {p: f.default for p, f in fields.items()}
+            values["radius_jitter"] = dynamic.minimum(abs(k) * 0.2 + 0.1, 1.0)
+            values["epoch"] = n % 3
+            cols = node.fn(**values)
+            return {"v": k - 0.5, **_owned(cols["xy"], cols["valid"], abs(k) * 0.3)}
+
+        return fn
+
     register(Kind("track", track, lambda w, x: w.generate(epoch=x), track_world))
+    register(Kind("track_node", track_node, lambda w, x: w.generate(epoch=x + 1), track_world))
     register(Kind("course", course, lambda w, x: w.generate(epoch=x), course_world))
 
 
