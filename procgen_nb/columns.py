@@ -7,41 +7,42 @@ capacity and a live count held in a one-word device buffer (``_capacity``/``_liv
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
+from .elements import COLUMN_TYPES, ELEMENTS, WORD_RANGES, column_of_dtype
 from .errors import BindingError
 
-#: element type name -> (warp dtype, lanes, word kind)
+#: element type name -> (warp dtype, lanes, word kind), read from ``procgen_nb.elements``
 ELEMENT_TYPES: dict[str, tuple[Any, int, str]] = {
-    "Float": (wp.float32, 1, "f32"),
-    "Int": (wp.int32, 1, "i32"),
-    "UInt": (wp.uint32, 1, "u32"),
-    "Vec2": (wp.vec2f, 2, "f32"),
-    "Vec3": (wp.vec3f, 3, "f32"),
-    "Vec4": (wp.vec4f, 4, "f32"),
-    "Color": (wp.vec4f, 4, "f32"),
-    "String": (wp.int32, 1, "i32"),
+    n: (t.dtype, t.lanes, t.word) for n, t in COLUMN_TYPES.items()
 }
 #: bindings.yaml element name -> column type
-BINDING_ELEMENTS: dict[str, str] = {
-    "f32": "Float",
-    "i32": "Int",
-    "u32": "UInt",
-    "vec2": "Vec2",
-    "vec3": "Vec3",
-    "vec4": "Vec4",
-}
-_NP = {"f32": np.float32, "i32": np.int32, "u32": np.uint32}
+BINDING_ELEMENTS: dict[str, str] = {n: e.column for n, e in ELEMENTS.items()}
+
+
+#: a live count's word -> the slots it counts (the capacity of the first LiveCount over it)
+_COUNTED: weakref.WeakKeyDictionary[wp.array, int] = weakref.WeakKeyDictionary()
+
+
+def counted_slots(words: Any) -> int | None:
+    """Returns the slots a count word counts: the capacity of the live count it is the word
+    of (an appended output's counter: its output's slots), or None for a word of no live
+    count."""
+    try:
+        return _COUNTED.get(words)
+    except TypeError:
+        return None
 
 
 def _type_of_dtype(dtype: Any) -> str:
-    for name, (dt, _, _) in ELEMENT_TYPES.items():
-        if dt == dtype and name not in ("Color", "String"):
-            return name
+    name = column_of_dtype(dtype)
+    if name is not None:
+        return name
     raise BindingError(
         f"column dtype: expected one of float32, int32, uint32, vec2f, vec3f, vec4f, got {dtype}"
     )
@@ -66,6 +67,7 @@ class LiveCount:
         self.words = words
         self.capacity = int(capacity)
         self.guard = guard
+        _COUNTED.setdefault(words, self.capacity)
 
     @property
     def device(self) -> str:
@@ -452,7 +454,7 @@ def _describe_value(v: Any) -> str:
     return text if len(text) < 80 else text[:77] + "..."
 
 
-_RANGES = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
+_RANGES = WORD_RANGES
 
 
 def _check_range(src: np.ndarray, type: str, word: str) -> None:
@@ -481,13 +483,14 @@ def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> C
     from .launch import default_context
 
     ctx = ctx or default_context(device)
-    dtype, lanes, word = ELEMENT_TYPES[type]
+    t = COLUMN_TYPES[type]
+    dtype, lanes, word = t.dtype, t.lanes, t.word
     src = np.asarray(values)
     if word != "f32" and src.size and src.dtype.kind in "iuf":
         _check_range(src, type, word)
-    arr = np.asarray(src, dtype=_NP[word])
+    arr = np.asarray(src, dtype=t.np_word)
     if lanes > 1:
-        arr = arr.reshape(-1, lanes) if arr.size else np.zeros((0, lanes), _NP[word])
+        arr = arr.reshape(-1, lanes) if arr.size else np.zeros((0, lanes), t.np_word)
     else:
         arr = arr.reshape(-1)
     return Column(ctx.upload(arr, dtype), type)

@@ -25,6 +25,7 @@ import warp as wp
 
 from ._traffic import _count
 from .dynamic import evaluate, key_of, peek
+from .elements import WORD_RANGES
 
 
 @dataclasses.dataclass
@@ -113,13 +114,43 @@ class CookRecording:
         # dynamic values in device words (fills) are written before a graph replay; dynamic
         # launch params need recorded launches, whose params are set before each replay
         self.mode = "launches" if self._dynamic_args else "graph"
+        # a word a dynamic fill sets before a graph replay takes no other fill inside it
+        # (the zeros its allocation logged would clear the value set beforehand)
+        hoisted = {i for i, _, _ in self._dynamic_fills}
+        words = {id(self.log[i][1]) for i in hoisted}
+        self._skipped = (
+            {i for i, e in enumerate(self.log) if e[0] == "fill" and id(e[1]) in words} | hoisted
+            if self.mode == "graph"
+            else set()
+        )
+        self.fill_count -= len(self._skipped - hoisted)
         #: the dynamic values the recording last ran with (set by the graph)
         self.values: dict[str, Any] = {}
         self._graph: Any = None
         self._launches: dict[int, Any] = {}
         self._host_guards: list[np.ndarray] = []
+        self._written: list[wp.array] | None = None
+        self._host_views: dict[int, np.ndarray] = {}
         self.replays = 0
         _counts.recordings += 1
+
+    def written(self) -> list[wp.array] | None:
+        """The arrays a replay may write: every array a launch, copy or fill of it takes;
+        None when it holds work whose arrays it cannot name (a replayed recording): any."""
+        if self._written is None:
+            out: dict[int, wp.array] = {}
+            for e in self.log:
+                if e[0] == "launch":
+                    arrays = [peek(a) for a in e[3]]
+                elif e[0] in ("copy", "fill"):
+                    arrays = [e[1]]
+                else:
+                    return None
+                for a in arrays:
+                    if isinstance(a, wp.array):
+                        out[id(a)] = a
+            self._written = list(out.values())
+        return self._written
 
     def fits(self, values: Mapping[str, Any]) -> bool:
         """True when every live-bound dynamic value is still a count that fits its room."""
@@ -140,10 +171,9 @@ class CookRecording:
             if ctx is None:
                 self._graph = False
                 return
-            hoisted = {i for i, _, _ in self._dynamic_fills}
             with wp.ScopedCapture(device=ctx.device, stream=ctx.stream) as cap:
                 for i, e in enumerate(self.log):
-                    if i not in hoisted:
+                    if i not in self._skipped:
                         _issue(e)
             self._graph = cap.graph
         else:
@@ -196,7 +226,11 @@ class CookRecording:
                         launch.set_param_at_index(j, value)
                     launch.launch()
                 elif e[0] == "fill" and i in fills:
-                    e[1].fill_(fills[i])
+                    _set_word(e[1], fills[i])
+                elif e[0] == "fill" and e[1].device.is_cpu and e[1].is_contiguous:
+                    # a constant fill of host memory: the array's own words, set from NumPy
+                    # (a CPU launch has finished when it returns, so the order holds)
+                    self._host_views.setdefault(i, e[1].numpy())[...] = peek(e[2])
                 else:
                     _issue(e)
         self.values = dict(values)
@@ -224,7 +258,7 @@ class CookRecording:
         return [g for g, h in zip(self.guards, self._host_guards) if int(h.numpy()[0]) != 0]
 
 
-_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+_INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
 
 
 def _param_cast(kernel: Any, j: int) -> Any:

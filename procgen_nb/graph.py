@@ -14,6 +14,13 @@
     g.add("keep", keep, points="points")
     result = g.cook(params={"keep.radius": 0.4})
 
+A result is a value: one kept from an earlier cook keeps its values when the graph cooks
+again (``a = g.cook(...)``; ``g.cook(...)``; ``a["n"]`` still holds the first cook's
+words). A replay writes the recording's arrays in place, so before it runs, the Columns
+and live counts of earlier results that are still held (the result, or a Column taken out
+of it) are moved to a device copy of their words (counted as copies, no readback); a
+result nobody holds costs nothing.
+
 A second cook re-runs only the nodes that a changed parameter, input, time/frame (for a
 node that takes them) or ``cpu.read`` digest reaches; the others are reused. A cook that
 raises keeps the previous good outputs (``graph.last``) and names the node and the op.
@@ -31,12 +38,14 @@ import itertools
 import re
 import threading
 import time as _time
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import cookrun
 from ._derived import derive
 from ._fingerprint import fingerprint
+from ._handout import Handouts
 from ._kernel_params import KernelParams
 from ._traffic import Traffic, collect
 from .cookrun import CookRecording
@@ -82,7 +91,11 @@ class _State:
 
 @dataclasses.dataclass
 class CookResult:
-    """The outputs of a cook (node name -> what the node returned) and its report."""
+    """The outputs of a cook (node name -> what the node returned) and its report.
+
+    The result keeps its values: a later cook of the graph never changes what its Columns
+    and live counts hold (a replay moves a held result to a copy first).
+    """
 
     outputs: dict[str, Any]
     report: CookReport
@@ -117,6 +130,8 @@ class Graph(KernelParams):
         self._lock = threading.RLock()
         self.values: dict[str, Any] = {}
         self.last: CookResult | None = None
+        self._handouts = Handouts()
+        self._last_made: tuple[dict[str, Any], CookReport] | None = None
 
     # -- building -------------------------------------------------------------------
     def add(self, name: str, fn: Node | Callable[..., Any], **inputs: Any) -> str:
@@ -240,6 +255,10 @@ class Graph(KernelParams):
             except BaseException:
                 self._env.values.clear()  # the last good outputs answer their own values
                 self._env.values.update(before)
+                if self.last is None and self._last_made is not None:
+                    self.last = CookResult(
+                        self._handouts.hand_out(self._last_made[0]), self._last_made[1]
+                    )
                 raise
 
     def _dynamic_values(self, values: Mapping[str, Any], time: float, frame: int) -> dict:
@@ -322,6 +341,7 @@ class Graph(KernelParams):
                     evaluated = rec.evaluate(dyn)
                 except Exception:  # noqa: BLE001 - the eager cook refuses it, naming the node
                     return None
+                self._keep_held(rec)
                 rec.replay(dyn, evaluated)
         for name in self._nodes:
             st = self._state[name]
@@ -339,8 +359,7 @@ class Graph(KernelParams):
             first.time_ms = dt
         self.values = dict(values)
         outputs = {n: self._state[n].output for n in self._nodes}
-        self.last = CookResult(outputs, CookReport(reports, counted, dt, time=time, frame=frame))
-        return self.last
+        return self._result(outputs, CookReport(reports, counted, dt, time=time, frame=frame))
 
     def _versions(self, inst: _Instance) -> list:
         """The upstream versions and constant fingerprints a node's key holds."""
@@ -472,8 +491,27 @@ class Graph(KernelParams):
             words = [w for n in self._nodes for w in new_state[n].words]
             self._recording = CookRecording(log, guards, words)
             self._recording.values = dict(dyn)
-        self.last = CookResult(outputs, report)
+        return self._result(outputs, report)
+
+    def _result(self, outputs: dict[str, Any], report: CookReport) -> CookResult:
+        """The result handed out: its own Column and live-count objects over the outputs."""
+        self._last_made = (outputs, report)
+        self.last = CookResult(self._handouts.hand_out(outputs), report)
         return self.last
+
+    def _keep_held(self, rec: CookRecording) -> None:
+        """Moves every held Column of an earlier result that ``rec`` writes to a copy.
+
+        The graph lets its own reference to the last result go first: a result only the
+        graph held is freed, and its objects need no copy.
+        """
+        prev, self.last = self.last, None
+        ref = weakref.ref(prev) if prev is not None else None
+        del prev
+        try:
+            self._handouts.keep_values(rec.written())
+        finally:
+            self.last = ref() if ref is not None else None
 
     def moved_digests(self) -> list[str]:
         """Asks every ``cpu.read`` digest of the last cook again (nothing cooks).

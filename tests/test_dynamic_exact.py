@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import procgen_nb as pg
@@ -285,142 +285,7 @@ def test_conversions_mark_host_and_arithmetic_does_not():
         assert tr.host == {"k"}
 
 
-# -- the oracle: random small graphs, one cooked through a sequence, fresh at each value ---
-
-TEMPLATES = (
-    "direct",
-    "derived",
-    "host",
-    "pure",
-    "impure",
-    "bound",
-    "curve",
-    "time",
-    "frame",
-    "math",
-    "builtin",
-)
-
-
-def _make_node(kind: str):
-    @pg.node(name=kind, params={"k": pg.Field(0.5, bounds=(-10.0, 10.0), dynamic=True), "n": N})
-    def fn(up, k, n):
-        prev = up["v"] if up is not None else 0.0
-        out: dict = {}
-        if kind == "direct":
-            v = k
-            out["dst"] = _write(a=k, flag=n)
-        elif kind == "derived":
-            v = k * 2 + prev - n / 4
-            out["dst"] = _write(a=v, off=(k, prev))
-        elif kind == "host":
-            v = 3.0 if float(k) + prev > 0.5 else -1.0
-            out["dst"] = _write(a=v)
-        elif kind == "pure":
-            v = ops.cpu.call(
-                fn="function(x, y) return x * 3 + y, x - y end", args=[k + prev, n], pure=True
-            )["values"][0]
-            out["dst"] = _write(a=v)
-        elif kind == "impure":
-            v = ops.cpu.call(fn="function(x) return x - 2 end", args=[k])["values"][0]
-            out["dst"] = _write(a=v)
-        elif kind == "bound":
-            lc = ops.device.bound(value=n % 7 + 1, live=True)
-            out["live"] = lc
-            v = n % 7 + 1
-            out["dst"] = _write(a=v)
-        elif kind == "curve":
-            v = ops.cpu.call(
-                fn="function(c, x) return c + x end",
-                args=[Curve([(0, 0), (1, 4), (2, -4)]), k],
-                pure=bool(n % 2 == 0),  # read in Python: the node plans when n's parity moves
-            )["values"][0]
-            out["dst"] = _write(a=v)
-        elif kind == "time":
-            v = k * 2 + 1
-            out["dst"] = _write(a=v)  # the kernel also takes time and frame (the cook's)
-        elif kind == "frame":
-            v = n % 3
-            out["dst"] = _write(a=k + prev, flag=n % 3)
-        elif kind == "math":
-            v = dynamic.sin(k) + abs(k - 0.5) + round(k, 1) + math.floor(k * 3)
-            out["dst"] = _write(a=v, off=(dynamic.maximum(k, prev), dynamic.minimum(k, 0.25)))
-        else:  # builtin min/max and math.cos read in Python
-            v = max(k, 0.25) + math.cos(k)
-            out["dst"] = _write(a=v)
-        out["v"] = v
-        return out
-
-    return fn
-
-
-_NODES = {kind: _make_node(kind) for kind in TEMPLATES}
-
-
-def _build(kinds, wiring, record=True):
-    g = pg.Graph("oracle", record=record)
-    for i, kind in enumerate(kinds):
-        up = f"n{wiring[i]}" if wiring[i] is not None else pg.Const(None)
-        g.add(f"n{i}", _NODES[kind], up=up)
-    return g
-
-
-def _snapshot(result, names):
-    out = []
-    for name in names:
-        o = result[name]
-        out.append(o["dst"].data.numpy().tobytes())
-        out.append(repr(dynamic.peek(o["v"])))
-        if "live" in o:
-            out.append(int(o["live"].words.numpy()[0]))
-    return out
-
-
-_values = st.fixed_dictionaries(
-    {
-        "k": st.sampled_from([-1.5, 0.0, 0.25, 0.5, 0.75, 2.0]),
-        "n": st.integers(0, 12),
-        "time": st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.5]),
-        "frame": st.integers(0, 4),
-    }
-)
-
-
-@st.composite
-def _graphs(draw):
-    size = draw(st.integers(2, 5))
-    kinds = draw(st.lists(st.sampled_from(TEMPLATES), min_size=size, max_size=size))
-    wiring = [None] + [draw(st.one_of(st.none(), st.integers(0, i - 1))) for i in range(1, size)]
-    steps = draw(st.lists(st.lists(_values, min_size=size, max_size=size), min_size=3, max_size=8))
-    shared = draw(
-        st.lists(
-            st.tuples(st.sampled_from([0.0, 0.5, 1.5]), st.integers(0, 3)),
-            min_size=len(steps),
-            max_size=len(steps),
-        )
-    )
-    return kinds, wiring, steps, shared
-
-
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-@given(_graphs())
-def test_oracle_a_replayed_graph_equals_a_fresh_cook_at_every_value(case):
-    kinds, wiring, steps, shared = case
-    names = [f"n{i}" for i in range(len(kinds))]
-    g = _build(kinds, wiring)
-    for step, (t, f) in zip(steps, shared):
-        params = {}
-        for i, vals in enumerate(step):
-            params[f"n{i}.k"] = vals["k"]
-            params[f"n{i}.n"] = vals["n"]
-        got = _snapshot(g.cook(params=params, time=t, frame=f), names)
-        fresh = _build(kinds, wiring, record=False)
-        want = _snapshot(fresh.cook(params=params, time=t, frame=f), names)
-        assert got == want, (kinds, wiring, params, t, f)
+# -- the oracle of random graphs lives in tests/test_oracle.py (its kinds: oracle_nodes.py) --
 
 
 def test_a_replayed_int_uniform_out_of_its_word_plans_again_and_is_refused():

@@ -42,12 +42,13 @@ from typing import Any
 
 import yaml
 
+from ..elements import ELEMENTS as _ELEMENTS
 from ..errors import BindingsFileError
 
 #: the largest bindings.yaml the loader reads
 MAX_BYTES = 256 * 1024
 
-ELEMENTS = ("f32", "i32", "u32", "vec2", "vec3", "vec4")
+ELEMENTS = tuple(_ELEMENTS)
 KINDS = ("buffer", "columns", "texture")
 ACCESS = ("read", "write", "read_write")
 DISPATCH = ("domain", "serial")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ..elements import ELEMENTS
 from ..errors import BindingsFileError
 
 _WHEN = re.compile(r"^\s*#\s*@when\s+(.+?)\s*$")
@@ -75,7 +76,7 @@ def when_holds(when: str | None, options: Mapping[str, str], where: str) -> bool
 #: a columns binding's packed layout: (column name, lanes) in the order they are packed
 Layout = tuple[tuple[str, int], ...]
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VEC = {2: "wp.vec2f", 3: "wp.vec3f", 4: "wp.vec4f"}
+_VEC = {e.lanes: e.wp_name for e in ELEMENTS.values() if e.lanes > 1}
 
 
 def reads_by_name(source: str, binding: str) -> set[str]:

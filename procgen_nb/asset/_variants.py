@@ -22,18 +22,12 @@ import warp as wp
 from .. import abi
 from .._traffic import _count
 from ..device import _init_warp
+from ..elements import ELEMENTS
 from ..errors import BindingsFileError, DirectLimitError
 from ._bindings import Binding, KernelSpec
 from ._preprocess import Layout, accessors, preprocess, reads_by_name, when_holds
 
-WP_ELEMENTS = {
-    "f32": wp.float32,
-    "i32": wp.int32,
-    "u32": wp.uint32,
-    "vec2": wp.vec2f,
-    "vec3": wp.vec3f,
-    "vec4": wp.vec4f,
-}
+WP_ELEMENTS = {n: e.dtype for n, e in ELEMENTS.items()}
 _SCALARS = {wp.float32: float, wp.int32: int, wp.uint32: int, float: float, int: int, bool: bool}
 _lock = threading.RLock()
 

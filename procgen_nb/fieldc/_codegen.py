@@ -22,24 +22,11 @@ import warp as wp
 from .._traffic import _count
 from ..asset._variants import cache_dir
 from ..device import _init_warp
+from ..elements import ELEMENTS
 from ._expr import VECS, Field, lanes_of
 
-WP_DTYPES = {
-    "f32": wp.float32,
-    "i32": wp.int32,
-    "u32": wp.uint32,
-    "vec2": wp.vec2f,
-    "vec3": wp.vec3f,
-    "vec4": wp.vec4f,
-}
-WP_TYPES = {
-    "f32": "wp.float32",
-    "i32": "wp.int32",
-    "u32": "wp.uint32",
-    "vec2": "wp.vec2f",
-    "vec3": "wp.vec3f",
-    "vec4": "wp.vec4f",
-}
+WP_DTYPES = {n: e.dtype for n, e in ELEMENTS.items()}
+WP_TYPES = {n: e.wp_name for n, e in ELEMENTS.items()}
 _lock = threading.RLock()
 _modules: dict[str, Any] = {}
 _built: set[tuple[str, str]] = set()
@@ -118,7 +105,8 @@ def shape_key(field: Field) -> tuple[tuple, list[Any], list[Field]]:
 def _zero(el: str) -> str:
     if el in VECS:
         return f"{WP_TYPES[el]}()"
-    return {"f32": "wp.float32(0.0)", "i32": "wp.int32(0)", "u32": "wp.uint32(0)"}[el]
+    e = ELEMENTS[el]
+    return f"{e.wp_name}({'0.0' if e.word == 'f32' else '0'})"
 
 
 def _conv(var: str, have: str, want: str) -> str:

@@ -8,19 +8,13 @@ import warp as wp
 
 from ..columns import Column
 from ..counts import resolve_domain
+from ..elements import ELEMENTS
 from ..errors import BindingError, UploadError
 from ..launch import default_context
 from ._codegen import WP_DTYPES, ensure_built, module_for, shape_key
 from ._expr import Field, as_field, uniform_value
 
-_COLUMN_TYPES = {
-    "f32": "Float",
-    "i32": "Int",
-    "u32": "UInt",
-    "vec2": "Vec2",
-    "vec3": "Vec3",
-    "vec4": "Vec4",
-}
+_COLUMN_TYPES = {n: e.column for n, e in ELEMENTS.items()}
 
 
 def evaluate(value: Any, domain: Any = None, ctx: Any = None, device: str | None = None) -> Column:

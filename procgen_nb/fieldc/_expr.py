@@ -14,21 +14,14 @@ from typing import Any
 
 from ..columns import Column
 from ..dynamic import cast
+from ..elements import COLUMN_TYPES, VECTORS, XYZW
+from ..elements import SCALARS as _SCALARS
 from ..errors import BindingError
 
-SCALARS = ("f32", "i32", "u32")
-VECS = {"vec2": 2, "vec3": 3, "vec4": 4}
-_COLUMN_ELEMENTS = {
-    "Float": "f32",
-    "Int": "i32",
-    "UInt": "u32",
-    "String": "i32",
-    "Vec2": "vec2",
-    "Vec3": "vec3",
-    "Vec4": "vec4",
-    "Color": "vec4",
-}
-_LANES = "xyzw"
+SCALARS = _SCALARS
+VECS = VECTORS
+_COLUMN_ELEMENTS = {n: t.element for n, t in COLUMN_TYPES.items()}
+_LANES = "".join(XYZW)
 
 
 def lanes_of(element: str) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..columns import Column, Domain, Geometry, LiveCount, Record
+from ..elements import COLUMN_TYPES, XYZW
 from ..errors import BindingError, LuaArgError, LuaReturnError
 from ._checks import _node, _short
 from ._sandbox import lua_type
@@ -45,9 +46,9 @@ RETURN_TYPES = (
     "Vec3",
     "Vec4",
 )
-_VEC_LANES = {"Vec2": 2, "Vec3": 3, "Vec4": 4, "Color": 4}
-_XYZW = ("x", "y", "z", "w")
-_RGBA = ("r", "g", "b", "a")
+_VEC_LANES = {n: t.lanes for n, t in COLUMN_TYPES.items() if t.lanes > 1}
+_XYZW = XYZW
+_RGBA = COLUMN_TYPES["Color"].lane_names
 _MAX_DEPTH = 64
 #: lupa's classes for a Lua thread (one not yet started comes as a coroutine function).
 _THREAD_CLASSES = ("_LuaThread", "_LuaCoroutineFunction")

@@ -16,7 +16,8 @@ from ..asset._layouts import column_layouts, columns_table
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
-from ..dynamic import cast, is_dynamic, peek
+from ..dynamic import cast, is_dynamic, key_of, leaves, mark_host, peek
+from ..elements import WORD_RANGES, XYZW
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
@@ -60,7 +61,7 @@ def _spread_uniforms(given: Mapping[str, Any], where: str) -> dict[str, Any]:
             lanes = [cast(x, float) for x in v]  # a dynamic lane stays an expression
             if not 2 <= len(lanes) <= 4:
                 raise BindingError(f"{where} {name!r}: expected a Vec of 2 to 4 numbers, got {v!r}")
-            for lane, x in zip("xyzw", lanes):
+            for lane, x in zip(XYZW, lanes):
                 out[f"{name}_{lane}"] = x
         else:
             raise BindingError(
@@ -187,11 +188,11 @@ class _Call:
         if isinstance(spec, int):
             return spec, None
         if spec in self.uniforms:
-            return _slots(peek(self.uniforms[spec]), f"{self.name}: uniform {spec!r}"), None
+            return _slots(_read_size(self.uniforms[spec]), f"{self.name}: uniform {spec!r}"), None
         if spec in bind:
             value = bind[spec]
             if _is_number(value):
-                return _slots(peek(value), f"{self.name}: bind {spec!r}"), None
+                return _slots(_read_size(value), f"{self.name}: bind {spec!r}"), None
             if isinstance(value, Mapping) and set(value) == {"live"}:
                 live = as_live_count(value["live"], f"{self.name}: bind {spec!r}.live", self.ctx)
                 if live is None:
@@ -469,7 +470,7 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
             data = ctx.empty(src.data.shape[0], dtype)
             ctx.copy(data, src.data)
         if b.appended:
-            counter = ctx.zeros(1, wp.uint32)
+            counter = ctx.empty(1, wp.uint32)
             if src.live is not None:  # a later pass appends after what the earlier one did
                 ctx.copy(counter, src.live.words)
             else:
@@ -488,14 +489,17 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
     n, sized_live = call.size_of(
         bname, size_spec, {**bind, bname: value} if value is not None else bind
     )
-    data = ctx.zeros(n, dtype)
-    init = b.init if b.init is not None else (0 if b.access == "read_write" else None)
-    if init is not None and n:
-        # logged, so a replay starts from the same words (counters, folds, tables)
+    # every output starts from its init value (0 unless bindings.yaml states one) by a
+    # logged fill, so a replay starts it from the words a fresh cook's allocation holds:
+    # a slot the kernel leaves unwritten (past a live count) holds the inert value after
+    # any replay, as after a fresh cook (counters, folds and tables start over too)
+    init = b.init if b.init is not None else 0
+    data = ctx.empty(n, dtype)
+    if n:
         ctx.fill(data, _init_value(init, element))
     call.args[bname] = data
     if b.appended:
-        counter = ctx.zeros(1, wp.uint32)
+        counter = ctx.empty(1, wp.uint32)
         ctx.fill(counter, 0)  # a replay counts from 0 again
         call.args[f"{bname}_count"] = counter
         live = LiveCount(counter, n)
@@ -506,6 +510,15 @@ def _bind_output(call: _Call, bname: str, b: Any, value: Any, bind: Mapping[str,
         # only an output declared live: true carries the count its dispatch ran over
         live = call.dom.live
     call.outputs[bname] = Column(data, ctype, live)
+
+
+def _read_size(value: Any) -> Any:
+    """The number sizing an output, read in Python: a dynamic one marks the node host-
+    dependent on it, so the node plans again (a new allocation) when it moves; a replay
+    would keep the old size (the fresh cook's output has the new one)."""
+    if is_dynamic(value):
+        mark_host(leaves(key_of(value)))
+    return peek(value)
 
 
 def _slots(value: Any, where: str) -> int:
@@ -519,7 +532,7 @@ def _slots(value: Any, where: str) -> int:
     return int(value)
 
 
-_INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
+_INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
 
 
 def _check_uniforms(call: _Call) -> None:

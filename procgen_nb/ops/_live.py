@@ -10,7 +10,7 @@ from typing import Any
 
 import warp as wp
 
-from ..columns import Column, LiveCount
+from ..columns import Column, LiveCount, counted_slots
 from ..cookrun import DynamicWord, Guard
 from ..counts import as_live_count
 from ..dynamic import cast, key_of, peek
@@ -93,8 +93,10 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
         value: a one-word Column, a live count, count arithmetic, or a Number.
         capacity: the most the count can reach; when omitted for a count held on the device,
             the cook reads the count once and allots twice it in powers of two (never less
-            than an earlier recording of the same cook), and the count carries a guard word
-            that is 1 when a replay's count outgrew that room.
+            than an earlier recording of the same cook, never more than the slots the count
+            counts when it is the word of a live count, such as an appended output's
+            ``<name>_count``), and the count carries a guard word that is 1 when a replay's
+            count outgrew that room.
         live: for a Number, write it to the device as a count with the next power of two
             as its room (a recording then replays for every number inside that room).
 
@@ -156,6 +158,11 @@ def bound(value: Any = None, capacity: int | None = None, live: bool = False) ->
     if scope is not None:
         scope.note("wait", f"device.bound measures a count ({count})")
     room = max(_next_pow2(2 * count), memo.get(key, 0))
+    slots = counted_slots(value.data if isinstance(value, Column) else value)
+    if slots is not None:
+        # never more than the slots the count counts: a kernel over the room reads the
+        # columns it counted (a count above them overflowed them, and trips the guard)
+        room = min(room, slots)
     memo[key] = room
     clamped = ctx.zeros(1, wp.uint32)
     guard = ctx.zeros(1, wp.int32)

@@ -20,12 +20,14 @@ from ..columns import (
 )
 from ..counts import as_live_count
 from ..device import get_device
+from ..elements import COLUMN_TYPES, WORD_RANGES, XYZW
 from ..errors import UploadError
 from ..launch import default_context
 from ._op import current_cook, op
 
 _TYPED = tuple(ELEMENT_TYPES)
-_LANES = {"Vec2": "xy", "Vec3": "xyz", "Vec4": "xyzw", "Color": "xyzw"}
+#: the lanes a readback names a vector's elements by (the seed's {x,y,z,w})
+_LANES = {n: XYZW[: t.lanes] for n, t in COLUMN_TYPES.items() if t.lanes > 1}
 
 
 def _short(v: Any) -> str:
@@ -37,6 +39,18 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
+def _lua_table(value: Any) -> Any:
+    """A Lua table (lupa) as a dict, or a list for a sequence table; any other value as is."""
+    if not type(value).__module__.startswith("lupa") or not callable(getattr(value, "items", None)):
+        return value
+    items = dict(value.items())
+    n = len(items)
+    if n and all(isinstance(k, int) and not isinstance(k, bool) for k in items):
+        if set(items) == set(range(1, n + 1)):
+            return [_lua_table(items[i]) for i in range(1, n + 1)]
+    return {k: _lua_table(v) for k, v in items.items()}
+
+
 def _vec_type(items: Sequence[Mapping[str, Any]], key: str) -> str:
     keys = set(items[0])
     for it in items:
@@ -44,13 +58,56 @@ def _vec_type(items: Sequence[Mapping[str, Any]], key: str) -> str:
             raise UploadError(
                 f"values[{key!r}]: expected a list of {{x,y[,z[,w]]}} tables with the same keys, got {_short(it)}"
             )
-    for n, t in ((2, "Vec2"), (3, "Vec3"), (4, "Vec4")):
-        if keys == set("xyzw"[:n]):
-            return t
-    raise UploadError(f"values[{key!r}]: expected keys x,y[,z[,w]], got {sorted(keys)}")
+    for name, t in COLUMN_TYPES.items():
+        if t.lanes > 1 and keys == set(t.lane_names):
+            return name
+    raise UploadError(
+        f"values[{key!r}]: expected keys x,y[,z[,w]], got {sorted(keys)} (a Color takes r,g,b,a)"
+    )
 
 
-_WORD_RANGE = {"Int": (-(2**31), 2**31 - 1), "UInt": (0, 2**32 - 1)}
+def _lane_rows(items: Sequence[Any], t: str, key: str) -> list[Any]:
+    """The lanes of each element of a vector type, each table's taken by name.
+
+    A table must name exactly one of the type's lane sets (``{x, y, z}`` for a Vec3,
+    ``{r, g, b, a}`` or ``{x, y, z, w}`` for a Color); a list of numbers is taken as it is.
+
+    Raises:
+        UploadError: a table missing a lane or naming one the type does not have, naming
+            the element, the lanes given and the lanes accepted.
+    """
+    ct = COLUMN_TYPES[t]
+    sets = ct.lane_sets()
+    rows = []
+    for i, item in enumerate(items):
+        item = _lua_table(item)
+        if not isinstance(item, Mapping):
+            rows.append(item)
+            continue
+        keys = set(item)
+        lanes = next((s for s in sets if keys == set(s)), None)
+        if lanes is None:
+            best = min(sets, key=lambda s: len(keys ^ set(s)))
+            missing = [c for c in best if c not in keys]
+            unknown = sorted(map(str, keys - set(best)))
+            what = "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing)}" if missing else "",
+                    f"unknown {', '.join(unknown)}" if unknown else "",
+                )
+                if part
+            )
+            accepted = " or ".join("{" + ", ".join(s) + "}" for s in sets)
+            raise UploadError(
+                f"values[{key!r}].values[{i}]: expected the lanes {accepted} of a {t}, got "
+                f"{{{', '.join(sorted(map(str, keys)))}}} ({what})"
+            )
+        rows.append([item[c] for c in lanes])
+    return rows
+
+
+_WORD_RANGE = {t: WORD_RANGES[COLUMN_TYPES[t].word] for t in ("Int", "UInt")}
 
 
 def _check_words(arr: np.ndarray, t: str, key: str) -> None:
@@ -89,14 +146,14 @@ def _typed(value: Mapping[str, Any], key: str, device: str) -> Column:
         raise UploadError(f"values[{key!r}].type: expected one of {list(_TYPED)}, got {t!r}")
     if set(value) - {"type", "values"}:
         raise UploadError(f"values[{key!r}]: expected only type and values, got {sorted(value)}")
-    vals = value.get("values")
+    vals = _lua_table(value.get("values"))
     if not isinstance(vals, Sequence | np.ndarray) or isinstance(vals, str):
         raise UploadError(f"values[{key!r}].values: expected a list, got {_short(vals)}")
     if t == "String":
         return _string_column(list(vals), key, device)
     lanes = ELEMENT_TYPES[t][1]
-    if lanes > 1 and len(vals) and isinstance(vals[0], Mapping):
-        vals = [[v.get(c, 0.0) for c in _LANES[t]] for v in vals]
+    if lanes > 1:
+        vals = _lane_rows(vals, t, key)
     try:
         arr = np.asarray(vals, dtype=np.float64)
     except (TypeError, ValueError):
@@ -124,6 +181,7 @@ def _typed(value: Mapping[str, Any], key: str, device: str) -> Column:
 
 
 def _upload_one(value: Any, key: str, device: str) -> Any:
+    value = _lua_table(value)
     if isinstance(value, Column):
         return value
     if isinstance(value, bool):
@@ -151,7 +209,7 @@ def _upload_one(value: Any, key: str, device: str) -> Any:
             return _typed(value, key, device)
         return Record({k: _upload_one(v, f"{key}.{k}", device) for k, v in value.items()})
     if isinstance(value, Sequence):
-        items = list(value)
+        items = [_lua_table(v) for v in value]
         if not items:
             return column_from_numpy([], "Float", device)
         if all(_is_num(v) for v in items):
@@ -160,7 +218,7 @@ def _upload_one(value: Any, key: str, device: str) -> Any:
             return _string_column(items, key, device)
         if all(isinstance(v, Mapping) for v in items):
             t = _vec_type(items, key)
-            rows = [[it[c] for c in _LANES[t]] for it in items]
+            rows = [[it[c] for c in COLUMN_TYPES[t].lane_names] for it in items]
             if not all(_is_num(x) for r in rows for x in r):
                 raise UploadError(
                     f"values[{key!r}]: expected numbers in every {{x,y,...}}, got {_short(items)}"
@@ -207,6 +265,7 @@ def upload(values: Mapping[str, Any] | None = None, device: str | None = None) -
         >>> cols["columns"]["P"].type, len(cols["columns"]["P"])
         ('Vec2', 3)
     """
+    values = _lua_table(values)
     if not isinstance(values, Mapping):
         raise UploadError(
             f"transfer.upload values: expected a Record of named values, got {_short(values)}"

@@ -38,10 +38,11 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
+from ..elements import XYZW
 from ..params import Field
 
 _INT_BOX_NAMES = ("seed", "epoch")
-_LANES = "xyzw"
+_LANES = "".join(XYZW)
 _DESCRIPTION_WIDTH = "140px"
 #: seconds during which the browser sending back a value the kernel showed earlier is taken
 #: for a late echo, not an edit

@@ -19,12 +19,13 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from ..elements import XYZW
 from ..errors import ParamsError
 from ..params import Field, params_class
 from .form import ParamsForm
 
 _AUTO = frozenset({"plain", "device"})
-_LANES = ("x", "y", "z", "w")
+_LANES = XYZW
 
 
 def _user_options(kernel: Any) -> dict[str, tuple[str, ...]]:
