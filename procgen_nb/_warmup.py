@@ -13,7 +13,7 @@ import contextlib
 import itertools
 from typing import Any
 
-from . import _progress
+from . import _progress, _warp_compat
 
 #: The Python packages whose Warp modules hold the built-in generators and track ops.
 TRACK_PACKAGES = (
@@ -33,9 +33,7 @@ def variant_options(identity: str) -> list[dict[str, str]]:
 
 
 def _warp_module(pymod: Any) -> Any:
-    from warp._src import context
-
-    return context.user_modules[pymod.__name__]
+    return _warp_compat.module_of(pymod)
 
 
 def variant_modules(identities: list[str] | None = None) -> tuple[list[Any], list[str]]:
