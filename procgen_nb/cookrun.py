@@ -24,6 +24,7 @@ import numpy as np
 import warp as wp
 
 from ._traffic import _count
+from .device import HOST
 from .dynamic import evaluate, key_of, peek
 
 
@@ -202,7 +203,7 @@ class CookRecording:
         for g in self.guards:
             # read without waiting for a frame: the CPU has finished the replay when it
             # returns; on CUDA the copy is queued behind it and checked by the next cook
-            host = wp.empty(1, dtype=g.word.dtype, device="cpu", pinned=g.word.device.is_cuda)
+            host = wp.empty(1, dtype=g.word.dtype, device=HOST, pinned=g.word.device.is_cuda)
             wp.copy(host, g.word)
             self._host_guards.append(host)
             _count("deferred_reads")
