@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from . import _warp_compat
 from ._traffic import _count
 from .device import HOST
 from .dynamic import evaluate, key_of, peek
@@ -223,7 +224,7 @@ _INT_RANGES = {wp.int32: (-(2**31), 2**31 - 1), wp.uint32: (0, 2**32 - 1)}
 def _param_cast(kernel: Any, j: int) -> Any:
     """How a replay casts the value of a kernel's j-th param (float, or a checked int)."""
     try:
-        t = kernel.adj.args[j].type
+        t = _warp_compat.kernel_args(kernel)[j].type
     except (AttributeError, IndexError):
         return _as_number
     return _cast_for(t)
