@@ -191,6 +191,19 @@ class FakeCuda:
             if isinstance(a, _ARRAY):
                 got = self.device_of(a)
                 assert got in (None, "cuda:0"), f"{kernel.key}: an argument allocated on {got}"
+        if kw.get("record_cmd"):  # a recorded launch (wp.Launch) that a replay re-issues
+            fake = self
+
+            class _Launch:
+                def set_param_at_index(self, j, value):
+                    pass
+
+                def launch(self, stream=None):
+                    fake.launches.append((kernel.key, dev))
+                    fake.replays += 1
+
+            return _Launch()
+        return None
 
     def _load(self, module=None, device=None, **kw):
         self.loads.append(str(device))
@@ -313,3 +326,24 @@ def test_a_graph_with_every_op_cooks_for_cuda_up_to_the_launch(fake_cuda):
     g.cook(params={"keep.radius": 0.5})
     fake_cuda.assert_all_on_cuda()
     assert {k for k, _ in fake_cuda.launches} >= {"inside", "compact", "gather", "scan"}
+
+
+def test_live_counts_bounds_and_guards_record_for_cuda(fake_cuda):
+    """device.bound (a live count from a dynamic Field), device.guard and their replays."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import gpu_checks
+
+    live = gpu_checks.live_graph(256)
+    live.cook()
+    assert live.cook(params={"flags.live": 64}).report.replayed
+    guard = gpu_checks.guard_graph()
+    guard.cook()
+    assert guard.cook(params={"checked.limit": 0.55}).report.replayed
+    fake_cuda.assert_all_on_cuda()
+    # the live count replays as a CUDA graph; the guard graph (a dynamic uniform) as
+    # recorded launches
+    assert fake_cuda.captures >= 1 and fake_cuda.replays >= 2
+    assert fake_cuda.staging  # the guard word is read into a pinned host buffer
