@@ -146,6 +146,7 @@ def build_variant(
         sys.modules[modname] = module
         try:
             mspec.loader.exec_module(module)
+            wp.set_module_options({"enable_backward": False}, module=module)  # no adjoints
         except Exception as e:
             sys.modules.pop(modname, None)
             raise BindingsFileError(
