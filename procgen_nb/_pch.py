@@ -24,6 +24,8 @@ import shutil
 import threading
 from typing import Any
 
+from . import _warp_compat
+
 _lock = threading.Lock()
 _seeded: dict[str, int] = {}  # per-thread folder -> how many shared files it started with
 _MAGIC = b"CPCH"
@@ -81,38 +83,34 @@ def seeded_files() -> int:
 
 
 def _thread_dir() -> str | None:
-    from warp._src import context
-
-    entry = getattr(context.runtime, "_pch_dirs", {}).get(threading.get_ident())
-    return getattr(entry, "name", None)
+    return _warp_compat.pch_thread_dir()
 
 
 def install() -> None:
-    """Wraps Warp's per-thread PCH folder so that it starts from the shared files."""
+    """Wraps Warp's per-thread PCH folder so that it starts from the shared files.
+
+    On a Warp without that folder's names (``_warp_compat``), each process builds its own.
+    """
     if not enabled():
         return
-    from warp._src import context
 
-    runtime = context.runtime
-    if runtime is None or getattr(runtime, "_procgen_pch", False):
-        return
-    original = runtime._get_or_create_pch_dir
+    def make(original: Any) -> Any:
+        def get_or_create() -> str:
+            folder = original()
+            with _lock:
+                if folder not in _seeded:
+                    _seeded[folder] = 0
+                    with contextlib.suppress(OSError):
+                        for src in glob.glob(os.path.join(shared_dir(), "*.pch")):
+                            dst = os.path.join(folder, os.path.basename(src))
+                            if _is_pch(src) and not os.path.exists(dst):
+                                shutil.copy2(src, dst)
+                                _seeded[folder] += 1
+            return folder
 
-    def get_or_create() -> str:
-        folder = original()
-        with _lock:
-            if folder not in _seeded:
-                _seeded[folder] = 0
-                with contextlib.suppress(OSError):
-                    for src in glob.glob(os.path.join(shared_dir(), "*.pch")):
-                        dst = os.path.join(folder, os.path.basename(src))
-                        if _is_pch(src) and not os.path.exists(dst):
-                            shutil.copy2(src, dst)
-                            _seeded[folder] += 1
-        return folder
+        return get_or_create
 
-    runtime._get_or_create_pch_dir = get_or_create
-    runtime._procgen_pch = True
+    _warp_compat.wrap_pch_dir(make)
 
 
 def publish() -> None:

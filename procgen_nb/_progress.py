@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import _pch
+from . import _pch, _warp_compat
 
 _lock = threading.RLock()
 _installed = False
@@ -238,45 +238,47 @@ _local = threading.local()
 
 
 def install() -> None:
-    """Wraps Warp's ``Module._compile`` and ``Module._run_codegen`` once (idempotent)."""
+    """Wraps Warp's ``Module._compile`` and ``Module._run_codegen`` once (idempotent).
+
+    On a Warp without those names (``_warp_compat``), builds run without a bar or a log.
+    """
     global _installed
     if _installed:
         return
     with _lock:
         if _installed:
             return
-        from warp._src import context
 
-        Module = context.Module
-        compile_ = Module._compile
-        codegen = Module._run_codegen
+        def make_compile(compile_: Any) -> Any:
+            def _compile(self: Any, device: Any = None, *args: Any, **kwargs: Any) -> Any:
+                token = id(threading.current_thread()) ^ id(self)
+                outer = getattr(_local, "token", None)
+                _local.token = token
+                result = None
+                t0 = time.perf_counter()
+                try:
+                    result = bool(_pch.compile_and_publish(compile_, self, device, *args, **kwargs))
+                    if result and os.environ.get("PROCGEN_NB_BUILD_LOG"):
+                        _log_build(self, time.perf_counter() - t0)
+                    return result
+                finally:
+                    _local.token = outer
+                    if not (result is False and getattr(_local, "silent", False)):
+                        _bar.finished(token, result)  # (a child's build, loaded here: once)
 
-        def _compile(self: Any, device: Any = None, *args: Any, **kwargs: Any) -> Any:
-            token = id(threading.current_thread()) ^ id(self)
-            outer = getattr(_local, "token", None)
-            _local.token = token
-            result = None
-            t0 = time.perf_counter()
-            try:
-                result = bool(_pch.compile_and_publish(compile_, self, device, *args, **kwargs))
-                if result and os.environ.get("PROCGEN_NB_BUILD_LOG"):
-                    _log_build(self, time.perf_counter() - t0)
-                return result
-            finally:
-                _local.token = outer
-                if not (result is False and getattr(_local, "silent", False)):
-                    _bar.finished(token, result)  # (a child's build, loaded here: counted once)
+            return _compile
 
-        def _run_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
-            token = getattr(_local, "token", None)
-            if token is not None:
-                _bar.started(token, display_name(self))
-            return codegen(self, *args, **kwargs)
+        def make_codegen(codegen: Any) -> Any:
+            def _run_codegen(self: Any, *args: Any, **kwargs: Any) -> Any:
+                token = getattr(_local, "token", None)
+                if token is not None:
+                    _bar.started(token, display_name(self))
+                return codegen(self, *args, **kwargs)
 
-        _compile.__wrapped__ = compile_  # type: ignore[attr-defined]
-        _run_codegen.__wrapped__ = codegen  # type: ignore[attr-defined]
-        Module._compile = _compile
-        Module._run_codegen = _run_codegen
+            return _run_codegen
+
+        if _warp_compat.wrap_module_method("_compile", make_compile):
+            _warp_compat.wrap_module_method("_run_codegen", make_codegen)
         _pch.install()
         _installed = True
 
@@ -288,38 +290,21 @@ def _log_build(module: Any, seconds: float) -> None:
 
 def warp_modules(prefix: str) -> list[Any]:
     """Returns the imported Warp modules named ``prefix`` or under ``prefix.`` that hold kernels."""
-    from warp._src import context
-
     return [
         m
-        for name, m in sorted(context.user_modules.items())
-        if (name == prefix or name.startswith(prefix + ".")) and m.kernels
+        for name, m in sorted(_warp_compat.user_modules().items())
+        if (name == prefix or name.startswith(prefix + ".")) and _warp_compat.kernels(m)
     ]
 
 
 def loaded(module: Any, device: str) -> bool:
     """Returns whether ``module`` is already loaded on ``device`` in this process."""
-    import warp as wp
-
-    ctx = wp.get_device(device).context
-    return any(c == ctx for c, _ in getattr(module, "execs", {}))
+    return _warp_compat.is_loaded(module, device)
 
 
 def cached(module: Any, device: str) -> bool:
     """Returns whether Warp's kernel cache holds ``module``'s binary for ``device``."""
-    import warp as wp
-    from warp._src import context
-
-    dev = wp.get_device(device)
-    try:
-        dim = context._resolve_launch_block_dim(
-            dev, None if dev.is_cpu else module.options["block_dim"]
-        )
-        folder = os.path.join(wp.config.kernel_cache_dir, module.get_module_identifier(dim))
-        names = (module._get_compile_output_name(dev, block_dim=dim), module._get_meta_name(dim))
-    except Exception:  # noqa: BLE001  (Warp internals moved: say "not cached", build it)
-        return False
-    return all(os.path.exists(os.path.join(folder, n)) for n in names)
+    return _warp_compat.is_cached(module, device)
 
 
 _CHILD = r"""
@@ -330,10 +315,9 @@ from procgen_nb import _progress
 from procgen_nb.device import _init_warp
 _init_warp()
 import warp as wp
-from warp._src import context
 dev = wp.get_device(job["device"])
 import os, time
-from procgen_nb import _pch
+from procgen_nb import _pch, _warp_compat
 deadline = time.monotonic() + float(os.environ.get("PROCGEN_NB_WAIT_PCH", "0"))
 while time.monotonic() < deadline and not _pch.shared_files():
     time.sleep(0.05)  # the parent is building the precompiled header
@@ -346,18 +330,17 @@ for name, file in job["modules"]:
             spec.loader.exec_module(mod)
         else:
             importlib.import_module(name)
-    m = context.user_modules[name]
+    m = _warp_compat.module_of(sys.modules[name])
     was_cached = _progress.cached(m, job["device"])
     if not was_cached:
         print("START", _progress.display_name(m), flush=True)
-    dim = context._resolve_launch_block_dim(dev, None if dev.is_cpu else m.options["block_dim"])
-    m.load(dev, block_dim=dim)
+    _warp_compat.load(m, dev)
     print("DONE", 0 if was_cached else 1, flush=True)
 """
 
 
 def _cost(module: Any) -> int:
-    return sum(len(k.adj.source) for k in module.kernels.values()) + 2000
+    return _warp_compat.source_size(module) + 2000
 
 
 def _split(modules: list[Any], bins: int) -> list[list[Any]]:
@@ -458,8 +441,6 @@ def _load_all(
     modules: list[Any], dev: Any, theirs: set[int], children: list[Any] = ()
 ) -> list[tuple[str, Exception]]:
     """Loads ``modules`` here; waits for the children before the first one they build."""
-    from warp._src import context
-
     failed = []
     waited = False
     for m in modules:
@@ -469,10 +450,7 @@ def _load_all(
             waited = True
         _local.silent = id(m) in theirs  # built by a child: loaded here from the cache
         try:
-            dim = context._resolve_launch_block_dim(
-                dev, None if dev.is_cpu else m.options["block_dim"]
-            )
-            m.load(dev, block_dim=dim)
+            _warp_compat.load(m, dev)
         except Exception as e:  # noqa: BLE001  (reported per module by the caller)
             failed.append((display_name(m), e))
         finally:

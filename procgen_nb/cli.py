@@ -38,6 +38,9 @@ WARMUP_DESCRIPTION = """\
 Builds every variant of every built-in kernel asset and every Warp module of the
 built-in track generators, gate generators and track ops, several at a time, and says
 how long it took and where Warp keeps them. Later first runs find them cached.
+With --cuda-arch (sm_80,sm_90), it compiles them and the notebooks' Field kernels to PTX
+for each CUDA architecture instead, without a GPU, and ends with "N modules, M variants,
+K failed".
 """
 
 DATASET_DESCRIPTION = """\
@@ -212,6 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the runtime's own kernels and the track generators, gate generators and "
         "track ops",
     )
+    # --- h-cuda: ahead-of-time CUDA compile (issue 26)
+    warm.add_argument(
+        "--cuda-arch",
+        type=_cuda_archs,
+        default=None,
+        metavar="sm_NN[,sm_NN...]",
+        help="compile to PTX for these CUDA architectures (no GPU needed) instead of "
+        "building for --device",
+    )
+    # --- end h-cuda
     _dataset_parser(sub)
     _explore_parser(sub)
     _export_parser(sub)
@@ -372,9 +385,47 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- h-cuda: ahead-of-time CUDA compile (issue 26)
+def _cuda_archs(text: str) -> list[int]:
+    from . import _warmup
+    from .errors import ParamsError
+
+    try:
+        return _warmup.parse_archs(text)
+    except ParamsError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--cuda-arch: ")) from None
+
+
+_cuda_archs.__name__ = "sm_NN list"
+
+
+def _cuda_warmup(args: argparse.Namespace) -> int:
+    from . import _progress, _warmup
+
+    got = _warmup.cuda_warmup(
+        args.cuda_arch, workers=args.workers, identities=args.kernels, track=args.generators
+    )
+    for line in got["refused"]:
+        print(f"{PROG}: refused variant {line}", file=sys.stderr)
+    for arch, name, kernels, err in got["failed"]:
+        print(f"{PROG}: {arch}: failed to compile {name} (kernel {', '.join(kernels)}): {err}")
+    archs = ",".join(f"sm_{a}" for a in got["archs"])
+    print(
+        f"warmup: PTX for {archs}: {got['compiled']} compiled, {got['cached']} already cached, "
+        f"in {got['seconds']:.1f} s; Warp's kernel cache: {_progress.human_path(got['cache'])}"
+    )
+    print(f"{got['modules']} modules, {got['variants']} variants, {len(got['failed'])} failed")
+    return 1 if got["failed"] else 0
+
+
+# --- end h-cuda
+
+
 def _warmup(args: argparse.Namespace) -> int:
     from . import _progress, _warmup
 
+    if args.cuda_arch is not None:
+        return _cuda_warmup(args)
     got = _warmup.warmup(
         device=args.device, workers=args.workers, identities=args.kernels, track=args.generators
     )

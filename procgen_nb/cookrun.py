@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from . import _warp_compat
 from ._traffic import _count
+from .device import HOST
 from .dynamic import evaluate, key_of, peek
 from .elements import WORD_RANGES
 
@@ -244,7 +246,7 @@ class CookRecording:
         for g in self.guards:
             # read without waiting for a frame: the CPU has finished the replay when it
             # returns; on CUDA the copy is queued behind it and checked by the next cook
-            host = wp.empty(1, dtype=g.word.dtype, device="cpu", pinned=g.word.device.is_cuda)
+            host = wp.empty(1, dtype=g.word.dtype, device=HOST, pinned=g.word.device.is_cuda)
             wp.copy(host, g.word)
             self._host_guards.append(host)
             _count("deferred_reads")
@@ -264,7 +266,7 @@ _INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
 def _param_cast(kernel: Any, j: int) -> Any:
     """How a replay casts the value of a kernel's j-th param (float, or a checked int)."""
     try:
-        t = kernel.adj.args[j].type
+        t = _warp_compat.kernel_args(kernel)[j].type
     except (AttributeError, IndexError):
         return _as_number
     return _cast_for(t)

@@ -13,6 +13,9 @@ from .errors import DeviceError
 _init_lock = threading.Lock()
 _initialized = False
 _override: str | None = None
+#: The host side of a copy (a pinned staging buffer a device word is read into); library
+#: code names it, never a literal device.
+HOST = "cpu"
 
 
 def _init_warp() -> None:

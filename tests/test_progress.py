@@ -46,8 +46,8 @@ BUILD = textwrap.dedent(
     from procgen_nb import _progress
     from procgen_nb.device import _init_warp
     _init_warp()
-    from warp._src import context
-    mods = [context.user_modules[importlib.import_module(n).__name__] for n in {names!r}]
+    from procgen_nb import _warp_compat
+    mods = [_warp_compat.module_of(importlib.import_module(n)) for n in {names!r}]
     with _progress.session(total=len(mods)) as st:
         failed = _progress.build(mods, "cpu", workers=2)
     print(st.compiled, st.cached, failed)

@@ -19,7 +19,7 @@ from typing import Any
 
 import warp as wp
 
-from .. import abi
+from .. import _warp_compat, abi
 from .._traffic import _count
 from ..device import _init_warp
 from ..elements import ELEMENTS
@@ -140,6 +140,7 @@ def build_variant(
         sys.modules[modname] = module
         try:
             mspec.loader.exec_module(module)
+            wp.set_module_options({"enable_backward": False}, module=module)  # no adjoints
         except Exception as e:
             sys.modules.pop(modname, None)
             raise BindingsFileError(
@@ -156,7 +157,7 @@ def build_variant(
         if when_holds(b.when, options, f"{spec.yaml_path}: bindings[{b.name}].when")
     }
     elements = {n: options.get(b.element, b.element) for n, b in active.items()}
-    kargs = {a.label: a for a in kernel.adj.args}
+    kargs = {a.label: a for a in _warp_compat.kernel_args(kernel)}
     expected_arrays: dict[str, str] = {}
     for n, b in active.items():
         expected_arrays[n] = elements[n] if b.kind != "columns" else "f32"

@@ -264,6 +264,7 @@ def module_for(shape: tuple, col_elements: list[str], const_elements: list[str])
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
+        wp.set_module_options({"enable_backward": False}, module=mod)  # no adjoints
         _modules[digest] = mod
         return mod
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from .. import _cast
+from .. import _cast, _warp_compat
 from ..asset import KernelRef
 from ..asset._layouts import column_layouts, columns_table
 from ..asset._variants import WP_ELEMENTS, Variant
@@ -541,7 +541,7 @@ def _check_uniforms(call: _Call) -> None:
     A whole float is taken as the int it is; a dynamic value is checked by its current
     value without noting a use (a replay sets it again).
     """
-    types = {a.label: a.type for a in call.v.kernel.adj.args}
+    types = {a.label: a.type for a in _warp_compat.kernel_args(call.v.kernel)}
     for name, v in call.uniforms.items():
         t = types.get(name)
         t = wp.int32 if t is int else t

@@ -270,7 +270,7 @@ def build_parts(tg: _TrackGenerator, cfg: TrackGenConfig) -> list[_TrackGenerato
         c = copy.copy(cfg)
         c.num_envs, c.env_seeds = b - a, seeds[a:b]
         part = type(tg).__new__(type(tg))
-        part.ctx, part._override, part._thread_cap = LaunchContext("cpu"), None, 1
+        part.ctx, part._override, part._thread_cap = LaunchContext(tg.ctx.device), None, 1
         part.ctx._quiet = True  # its traffic is counted by the caller, as one call's
         part._parent, part._offset = tg, a
         part._setup(c)
