@@ -18,11 +18,13 @@ from . import (
     ops,
     plugin,
     presets,
+    racing,
     testing,
 )
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
+from .racing import RacingLine, VehicleParams, racing_line
 from .sweep import SweepResult, sweep
 
 __all__ = [
@@ -30,11 +32,13 @@ __all__ = [
     "GateGenConfig",
     "GateGenerator",
     "REASONS",
+    "RacingLine",
     "SweepResult",
     "TrackGenConfig",
     "TrackGenerator",
     "TrackResult",
     "ValidityParams",
+    "VehicleParams",
     "build",
     "dataset",
     "exec",
@@ -43,6 +47,8 @@ __all__ = [
     "ops",
     "plugin",
     "presets",
+    "racing",
+    "racing_line",
     "sweep",
     "testing",
 ]
