@@ -194,7 +194,8 @@ def tumftm(xy: np.ndarray, w: float, veh: VehicleParams):
         v_max=veh.v_max,
         dyn_model_exp=2.0,
     )
-    lap = tph.calc_t_profile.calc_t_profile(vx_profile=vx, el_lengths=el, closed=True)[-1]
+    vx_cl = np.append(vx, vx[0])  # closed: the first point again, as TUMFTM's main script
+    lap = tph.calc_t_profile.calc_t_profile(vx_profile=vx_cl, el_lengths=el)[-1]
     return float(lap), line, time.perf_counter() - t0
 
 
