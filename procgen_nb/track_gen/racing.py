@@ -187,11 +187,12 @@ def _host_widths(name: str, value: Any, E: int, N: int) -> np.ndarray:
 def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: float, device: Any):
     """Returns (ctx, xy vec2 [E*N], wl, wr float32 [E*N] device arrays, E, N, cache)."""
     from ..launch import default_context
-    from .pipeline import TrackGenerator, TrackResult
 
-    gen = src if isinstance(src, TrackGenerator) else None
+    # by their attributes: importing pipeline here would close an import circle
+    # (pipeline -> _steps -> _road -> _result -> metrics -> racing)
+    gen = src if hasattr(src, "result") and hasattr(src, "config") else None
     res = gen.result if gen is not None else src
-    if isinstance(res, TrackResult):
+    if all(hasattr(res, k) for k in ("xy", "attributes", "num_envs", "num_points", "ctx")):
         ctx, E, N = res.ctx, res.num_envs, res.num_points
         if N < 8:
             raise ParamsError(f"racing_line points: expected N >= 8 per env, got {N}")
