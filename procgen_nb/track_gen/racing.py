@@ -153,6 +153,7 @@ class _Scratch:
         self.xy = wp.zeros(E * N, dtype=wp.vec2, device=device)
         self.speed, self.kappa, self.offset = f32(), f32(), f32()
         self.lap = {k: wp.zeros(E, dtype=wp.float32, device=device) for k in LAP_METRICS}
+        self.N, self.ctxs = N, []
 
 
 def _check_int(name: str, value: Any, least: int) -> int:
@@ -248,6 +249,52 @@ def _check_fit(wr: np.ndarray, wl: np.ndarray, vehicle: VehicleParams, scale: fl
         )
 
 
+#: devices the kernels have been loaded on (a first call loads them in this thread)
+_LOADED: set[str] = set()
+
+
+def _share(args: list[Any], E: int, lo: int, hi: int) -> list[Any]:
+    """The arguments for envs ``[lo, hi)``: every array holds ``k`` values per env."""
+    out = []
+    for v in args:
+        if isinstance(v, wp.array):
+            k = v.shape[0] // E
+            v = v[lo * k : hi * k]
+        out.append(v)
+    return out
+
+
+def _run(ctx: Any, s: _Scratch, E: int, launches: list[tuple[Any, list[Any]]]) -> None:
+    """Launches the kernels over every env; on the CPU split over worker threads as the
+    pipeline splits a call (``PROCGEN_NB_THREADS``; every kernel works per env, so the values
+    are the same), after a first call that loads the kernels here. Recorded: every launch on
+    ``ctx`` from this thread."""
+    from . import _threads
+    from .exec import LaunchContext, capturing
+
+    T = 1
+    dev = str(ctx.device)
+    if dev in _LOADED and not wp.get_device(dev).is_cuda and not capturing(ctx):
+        T = _threads.threads_for(E, s.N)
+    if T == 1:
+        for kernel, args in launches:
+            ctx.launch(kernel, E, args)
+        _LOADED.add(dev)
+        return
+    if len(s.ctxs) != T:
+        s.ctxs = [ctx] + [LaunchContext(ctx.device) for _ in range(T - 1)]
+    cut = [E * t // T for t in range(T + 1)]
+
+    def part(c: Any, lo: int, hi: int) -> None:
+        for kernel, args in launches:
+            c.launch(kernel, hi - lo, _share(args, E, lo, hi))
+
+    calls = [lambda c=c, lo=lo, hi=hi: part(c, lo, hi) for c, lo, hi in zip(s.ctxs, cut, cut[1:])]
+    errors = _threads.run_side_by_side(calls)
+    if errors:
+        raise _threads._part_error(*errors[0])
+
+
 def racing_line(
     result_or_xy: Any,
     w_right: Any = None,
@@ -298,27 +345,24 @@ def racing_line(
         cache[key] = s
     a = s.a
     half = vehicle.width / 2.0 / scale
-    ctx.launch(
-        _rk._prep_k,
-        E,
-        [xy, wl, wr, N, half, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], a["al"], s.ok],
-    )
-    names = "cand res jm j0 jp dd ee ff gg st".split()
-    ctx.launch(
-        _rk._solve_k,
-        E,
-        [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok, a["al"]]
-        + [a[k] for k in names]
-        + [s.act, a["b0"], a["b1"], a["b2"], a["tail"], s.objective],
-    )
     mg = vehicle.mu * vehicle.g
-    ctx.launch(
-        _rk._speed_k,
-        E,
-        [xy, N, a["nx"], a["ny"], a["al"], s.ok, scale, mg, vehicle.v_max, vehicle.a_max]
-        + [a["kap"], a["ds"], a["fw"], a["bw"], s.xy, s.speed, s.kappa, s.offset]
-        + [s.lap[k] for k in LAP_METRICS],
-    )
+    names = "cand res jm j0 jp dd ee ff gg st".split()
+    launches = [
+        (_rk._prep_k, [xy, wl, wr, N, half] + [a[k] for k in "nx ny w lo hi al".split()] + [s.ok]),
+        (
+            _rk._solve_k,
+            [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok]
+            + [a["al"], *(a[k] for k in names), s.act, a["b0"], a["b1"], a["b2"], a["tail"]]
+            + [s.objective],
+        ),
+        (
+            _rk._speed_k,
+            [xy, N, a["nx"], a["ny"], a["al"], s.ok, scale, mg, vehicle.v_max, vehicle.a_max]
+            + [a["kap"], a["ds"], a["fw"], a["bw"], s.xy, s.speed, s.kappa, s.offset]
+            + [s.lap[k] for k in LAP_METRICS],
+        ),
+    ]
+    _run(ctx, s, E, launches)
     return RacingLine(
         xy=Column(s.xy, "Vec2"),
         speed=Column(s.speed, "Float"),

@@ -335,3 +335,20 @@ def test_metrics_opt_in_racing_columns():
     assert "difficulty" in t.column_names
     with pytest.raises(ParamsError, match=r"metrics racing: expected a dict .*got VehicleParams"):
         metrics.compute(gen.result, racing=veh)
+
+
+def test_cpu_thread_split_gives_the_same_bytes(monkeypatch):
+    from procgen_nb.track_gen import _threads
+
+    xy = smooth_tracks(np.random.default_rng(9), 256, 128)
+    veh = VehicleParams()
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "1")
+    one = racing_line(xy, 5.0, 5.0, veh, device="cpu").numpy()
+    monkeypatch.setenv("PROCGEN_NB_THREADS", "2")
+    assert _threads.threads_for(256, 128) == 2
+    with _traffic.collect() as t:
+        two = racing_line(xy, 5.0, 5.0, veh, device="cpu")
+    assert t.launches == 6  # three kernels per thread
+    two = two.numpy()
+    for name in one:
+        assert one[name].tobytes() == two[name].tobytes(), name
