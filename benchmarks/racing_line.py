@@ -199,14 +199,14 @@ def tumftm(xy: np.ndarray, w: float, veh: VehicleParams):
     return float(lap), line, time.perf_counter() - t0
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--envs", type=int, default=1024)
     ap.add_argument("--points", type=int, default=256)
     ap.add_argument("--ref-envs", type=int, default=16)
     ap.add_argument("--tumftm", type=int, default=8)
     ap.add_argument("--device", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     E, N = args.envs, args.points
     w = 6.0
     veh = VehicleParams(mu=1.0, v_max=80.0, a_max=G, width=2.0)  # a_max = mu g: as TUMFTM's ggv

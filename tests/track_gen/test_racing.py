@@ -352,3 +352,17 @@ def test_cpu_thread_split_gives_the_same_bytes(monkeypatch):
     two = two.numpy()
     for name in one:
         assert one[name].tobytes() == two[name].tobytes(), name
+
+
+def test_benchmark_smoke(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "racing_line.py"
+    spec = importlib.util.spec_from_file_location("bench_racing_line", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(["--envs", "8", "--points", "32", "--ref-envs", "1", "--tumftm", "1"])
+    out = capsys.readouterr().out
+    assert "racing_line  E=8 N=32" in out and "tracks/s" in out
+    assert "NumPy/SciPy" in out and "TUMFTM" in out  # a ratio or the reason it was skipped
