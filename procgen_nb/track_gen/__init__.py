@@ -19,12 +19,14 @@ from . import (
     ops,
     plugin,
     presets,
+    racing,
     testing,
     widths,
 )
 from .config import TrackGenConfig, ValidityParams
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
+from .racing import RacingLine, VehicleParams, racing_line
 from .sweep import SweepResult, sweep
 from .widths import WidthParams
 
@@ -33,11 +35,13 @@ __all__ = [
     "GateGenConfig",
     "GateGenerator",
     "REASONS",
+    "RacingLine",
     "SweepResult",
     "TrackGenConfig",
     "TrackGenerator",
     "TrackResult",
     "ValidityParams",
+    "VehicleParams",
     "WidthParams",
     "build",
     "dataset",
@@ -47,6 +51,8 @@ __all__ = [
     "ops",
     "plugin",
     "presets",
+    "racing",
+    "racing_line",
     "sweep",
     "testing",
     "widths",

@@ -27,6 +27,12 @@ Definitions (``p_i`` the ``N`` points of a closed loop, ``L`` its length, ``h = 
 - ``extent_x``, ``extent_y``: the size of the axis-aligned bounding box.
 
 A loop with a non-finite point gets NaN (``turning_number`` 0).
+
+Opt-in racing metrics (``compute(result, racing={...})``, the keyword arguments of
+``racing.racing_line``: ``vehicle``, ``w_right``, ``w_left``, ``scale``): ``lap_time``,
+``mean_speed``, ``full_throttle_fraction`` and ``difficulty`` in ``[0, 1)``, as defined in
+``procgen_nb.track_gen.racing`` (``racing.LAP_METRICS``). Without ``racing`` the metrics
+are the ones above, byte for byte.
 """
 
 from __future__ import annotations
@@ -194,28 +200,49 @@ def enqueue(
 
 
 def compute(
-    result: Any, straight_ratio: float = 2.0, clearance: bool = True
+    result: Any,
+    straight_ratio: float = 2.0,
+    clearance: bool = True,
+    racing: dict[str, Any] | None = None,
 ) -> dict[str, np.ndarray]:
     """Returns every metric of ``result`` as ``{name: [E] NumPy array}`` (see ``METRICS``;
-    ``clearance=False``: ``min_clearance`` NaN, as ``enqueue``).
+    ``clearance=False``: ``min_clearance`` NaN, as ``enqueue``). ``racing``: the keyword
+    arguments of ``racing.racing_line`` (``{}`` for its defaults); given, the names of
+    ``racing.LAP_METRICS`` follow.
 
     Raises:
-        ParamsError: see ``enqueue``.
+        ParamsError: see ``enqueue`` and ``racing.racing_line``; a ``racing`` that is not
+            a dict.
     """
     arrays = enqueue(result, straight_ratio, clearance)
+    if racing is not None:
+        arrays.update(_racing_arrays(result, racing))
     ctx = result.ctx
     return {name: np.asarray(ctx.readback(arr)) for name, arr in arrays.items()}
 
 
-def table(result: Any, straight_ratio: float = 2.0) -> Any:
-    """Returns the metrics with ``env``, ``valid`` and ``reason`` as a ``pyarrow.Table``.
+def _racing_arrays(result: Any, racing: Any) -> dict[str, wp.array]:
+    from . import racing as _racing
+
+    if not isinstance(racing, dict):
+        raise ParamsError(
+            "metrics racing: expected a dict of racing_line keyword arguments, got "
+            f"{type(racing).__name__}"
+        )
+    line = _racing.racing_line(result, **racing)
+    return {name: getattr(line, name).data for name in _racing.LAP_METRICS}
+
+
+def table(result: Any, straight_ratio: float = 2.0, racing: dict[str, Any] | None = None) -> Any:
+    """Returns the metrics with ``env``, ``valid`` and ``reason`` as a ``pyarrow.Table``
+    (``racing``: as ``compute``).
 
     Raises:
-        ParamsError: see ``enqueue``.
+        ParamsError: see ``compute``.
     """
     import pyarrow as pa
 
-    cols = compute(result, straight_ratio)
+    cols = compute(result, straight_ratio, racing=racing)
     ctx = result.ctx
     head = {
         "env": np.arange(result.num_envs, dtype=np.int32),

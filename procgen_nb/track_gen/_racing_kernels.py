@@ -1,0 +1,521 @@
+"""The kernels of ``track_gen.racing``: one thread per env each, in float64.
+
+``_prep_k`` takes the centerline's normals and the offset bounds; ``_solve_k`` runs the
+minimum-curvature solve (a fixed number of Gauss-Newton steps on the Menger curvatures of
+the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by a
+fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky solve);
+``_speed_k`` runs the forward-backward speed profile under the friction circle and writes
+the outputs.
+
+Per env the scratch rows are ``N`` float64 (the tail rows of the cyclic Cholesky factor
+``2N``), at ``e * N`` (``e * 2N``).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..device import _init_warp
+
+_init_warp()
+
+wp.set_module_options(
+    {
+        "cpu_compiler_flags": "-ffp-contract=off -mllvm=-inline-threshold=9000"
+        " -mllvm=-inline-cold-callsite-threshold=3000"
+    }
+)
+
+_F64 = wp.float64
+_TINY = wp.constant(wp.float64(1.0e-300))
+_NAN = wp.constant(wp.float64(float("nan")))
+
+
+@wp.func
+def _line(
+    xy: wp.array(dtype=wp.vec2),
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+    i: int,
+) -> wp.vec2d:
+    j = base + (i + n) % n
+    p = xy[j]
+    return wp.vec2d(_F64(p[0]) + al[j] * nx[j], _F64(p[1]) + al[j] * ny[j])
+
+
+@wp.func
+def _menger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d) -> wp.float64:
+    """Signed curvature of the circle through three points (+ turning left)."""
+    a = q1 - q0
+    b = q2 - q1
+    c = q2 - q0
+    g = wp.length(a) * wp.length(b) * wp.length(c)
+    if g <= _F64(0.0):
+        return _F64(0.0)
+    return _F64(2.0) * (a[0] * b[1] - a[1] * b[0]) / g
+
+
+@wp.func
+def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
+    """Gradient of ``_menger`` with respect to ``q0`` (0), ``q1`` (1) or ``q2`` (2)."""
+    a = q1 - q0
+    b = q2 - q1
+    c = q2 - q0
+    la = wp.length(a)
+    lb = wp.length(b)
+    lc = wp.length(c)
+    g = la * lb * lc
+    if g <= _F64(0.0):
+        return wp.vec2d(_F64(0.0), _F64(0.0))
+    two = _F64(2.0)
+    k = two * (a[0] * b[1] - a[1] * b[0]) / g
+    fa = wp.vec2d(two * b[1], -two * b[0])
+    fb = wp.vec2d(-two * a[1], two * a[0])
+    ga = a / (la * la)
+    gb = b / (lb * lb)
+    gc = c / (lc * lc)
+    if which == 0:
+        return -fa / g + k * (ga + gc)
+    if which == 1:
+        return (fa - fb) / g - k * (ga - gb)
+    return fb / g - k * (gb + gc)
+
+
+@wp.func
+def _objective(
+    xy: wp.array(dtype=wp.vec2),
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    w: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+) -> wp.float64:
+    s = _F64(0.0)
+    for i in range(n):
+        k = _menger(
+            _line(xy, nx, ny, al, base, n, i - 1),
+            _line(xy, nx, ny, al, base, n, i),
+            _line(xy, nx, ny, al, base, n, i + 1),
+        )
+        s += w[base + i] * k * k
+    return s
+
+
+@wp.func
+def _mget(
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    base: int,
+    n: int,
+    i: int,
+    j: int,
+) -> wp.float64:
+    """Entry (i, j) of the normal matrix with the active rows and columns made identity."""
+    if i == j:
+        if act[base + i] != 0:
+            return _F64(1.0)
+        return dd[base + i]
+    if act[base + i] != 0 or act[base + j] != 0:
+        return _F64(0.0)
+    k = (j - i + n) % n
+    if k == 1:
+        return ee[base + i]
+    if k == 2:
+        return ff[base + i]
+    if k == n - 1:
+        return ee[base + j]
+    if k == n - 2:
+        return ff[base + j]
+    return _F64(0.0)
+
+
+@wp.func
+def _apply(
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    x: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+    i: int,
+) -> wp.float64:
+    """Row i of the (unmasked) normal matrix times x."""
+    im1 = base + (i - 1 + n) % n
+    im2 = base + (i - 2 + n) % n
+    ip1 = base + (i + 1) % n
+    ip2 = base + (i + 2) % n
+    j = base + i
+    return dd[j] * x[j] + ee[j] * x[ip1] + ee[im1] * x[im1] + ff[j] * x[ip2] + ff[im2] * x[im2]
+
+
+@wp.func
+def _cholesky_solve(
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    b0: wp.array(dtype=wp.float64),
+    b1: wp.array(dtype=wp.float64),
+    b2: wp.array(dtype=wp.float64),
+    tail: wp.array(dtype=wp.float64),
+    x: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+):
+    """Solves the masked cyclic pentadiagonal system in place (``x``: rhs in, solution out).
+
+    The factor ``L`` has bands ``b0`` (diagonal), ``b1``, ``b2`` on rows ``< n-2`` and two
+    full tail rows (rows ``n-2``, ``n-1``) in ``tail``."""
+    t0 = 2 * base
+    t1 = 2 * base + n
+    for i in range(n - 2):
+        l2 = _F64(0.0)
+        l1 = _F64(0.0)
+        if i >= 2:
+            l2 = _mget(dd, ee, ff, act, base, n, i, i - 2) / b0[base + i - 2]
+        if i >= 1:
+            t = _mget(dd, ee, ff, act, base, n, i, i - 1)
+            if i >= 2:
+                t -= l2 * b1[base + i - 1]
+            l1 = t / b0[base + i - 1]
+        dg = _mget(dd, ee, ff, act, base, n, i, i) - l1 * l1 - l2 * l2
+        b0[base + i] = wp.sqrt(wp.max(dg, _TINY))
+        b1[base + i] = l1
+        b2[base + i] = l2
+    for rr in range(2):
+        r = n - 2 + rr
+        tr = t0 + rr * n
+        for j in range(r):
+            t = _mget(dd, ee, ff, act, base, n, r, j)
+            if j < n - 2:
+                if j >= 1:
+                    t -= tail[tr + j - 1] * b1[base + j]
+                if j >= 2:
+                    t -= tail[tr + j - 2] * b2[base + j]
+                tail[tr + j] = t / b0[base + j]
+            else:
+                for k in range(n - 2):
+                    t -= tail[t1 + k] * tail[t0 + k]
+                tail[tr + j] = t / tail[t0 + n - 2]
+        dg = _mget(dd, ee, ff, act, base, n, r, r)
+        for k in range(r):
+            dg -= tail[tr + k] * tail[tr + k]
+        tail[tr + r] = wp.sqrt(wp.max(dg, _TINY))
+    # forward: L y = b
+    for i in range(n - 2):
+        t = x[base + i]
+        if i >= 1:
+            t -= b1[base + i] * x[base + i - 1]
+        if i >= 2:
+            t -= b2[base + i] * x[base + i - 2]
+        x[base + i] = t / b0[base + i]
+    for rr in range(2):
+        r = n - 2 + rr
+        tr = t0 + rr * n
+        t = x[base + r]
+        for k in range(r):
+            t -= tail[tr + k] * x[base + k]
+        x[base + r] = t / tail[tr + r]
+    # backward: L^T x = y
+    x[base + n - 1] = x[base + n - 1] / tail[t1 + n - 1]
+    x[base + n - 2] = (x[base + n - 2] - tail[t1 + n - 2] * x[base + n - 1]) / tail[t0 + n - 2]
+    for i in range(n - 3, -1, -1):
+        t = x[base + i] - tail[t0 + i] * x[base + n - 2] - tail[t1 + i] * x[base + n - 1]
+        if i + 1 < n - 2:
+            t -= b1[base + i + 1] * x[base + i + 1]
+        if i + 2 < n - 2:
+            t -= b2[base + i + 2] * x[base + i + 2]
+        x[base + i] = t / b0[base + i]
+
+
+@wp.kernel
+def _prep_k(
+    xy: wp.array(dtype=wp.vec2),
+    wl: wp.array(dtype=wp.float32),
+    wr: wp.array(dtype=wp.float32),
+    n: int,
+    half: wp.float64,
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    w: wp.array(dtype=wp.float64),
+    lo: wp.array(dtype=wp.float64),
+    hi: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    ok: wp.array(dtype=wp.int32),
+):
+    """Left normals of the centerline (central differences), weights (half the two
+    segments), bounds ``[-(wr - half), wl - half]`` and ``al = 0``; ``ok[e] = 0`` for an env
+    with a non-finite point or width, a repeated point, or bounds that do not fit."""
+    e = wp.tid()
+    base = e * n
+    good = int(1)  # noqa: UP018 (a dynamic variable in Warp)
+    for i in range(n):
+        j = base + i
+        pm = xy[base + (i - 1 + n) % n]
+        p = xy[j]
+        pp = xy[base + (i + 1) % n]
+        t = wp.vec2d(_F64(pp[0]) - _F64(pm[0]), _F64(pp[1]) - _F64(pm[1]))
+        lt = wp.length(t)
+        a = wp.length(wp.vec2d(_F64(p[0]) - _F64(pm[0]), _F64(p[1]) - _F64(pm[1])))
+        b = wp.length(wp.vec2d(_F64(pp[0]) - _F64(p[0]), _F64(pp[1]) - _F64(p[1])))
+        lw = -(_F64(wr[j]) - half)
+        hw = _F64(wl[j]) - half
+        if not (lt > _F64(0.0) and a > _F64(0.0) and b > _F64(0.0) and lw <= hw):
+            good = 0
+        if not (wp.isfinite(lw) and wp.isfinite(hw) and wp.isfinite(lt)):
+            good = 0
+        if lt > _F64(0.0):
+            nx[j] = -t[1] / lt
+            ny[j] = t[0] / lt
+        else:
+            nx[j] = _F64(0.0)
+            ny[j] = _F64(0.0)
+        w[j] = _F64(0.5) * (a + b)
+        lo[j] = lw
+        hi[j] = hw
+        al[j] = _F64(0.0)
+    ok[e] = good
+
+
+@wp.kernel
+def _solve_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    outer: int,
+    inner: int,
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    w: wp.array(dtype=wp.float64),
+    lo: wp.array(dtype=wp.float64),
+    hi: wp.array(dtype=wp.float64),
+    ok: wp.array(dtype=wp.int32),
+    al: wp.array(dtype=wp.float64),
+    cand: wp.array(dtype=wp.float64),
+    res: wp.array(dtype=wp.float64),
+    jm: wp.array(dtype=wp.float64),
+    j0: wp.array(dtype=wp.float64),
+    jp: wp.array(dtype=wp.float64),
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    st: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    b0: wp.array(dtype=wp.float64),
+    b1: wp.array(dtype=wp.float64),
+    b2: wp.array(dtype=wp.float64),
+    tail: wp.array(dtype=wp.float64),
+    objective: wp.array(dtype=wp.float64),
+):
+    """``outer`` damped Gauss-Newton steps on ``sum w_i kappa_i^2`` over the offsets in
+    ``[lo, hi]``; each step's box QP takes ``inner`` primal-dual active-set passes. A step
+    that does not lower the objective is refused and the damping raised."""
+    e = wp.tid()
+    base = e * n
+    if ok[e] == 0:
+        objective[e] = _NAN
+        return
+    lam = _F64(1.0e-3)
+    fcur = _objective(xy, nx, ny, al, w, base, n)
+    for _it in range(outer):
+        # residuals sqrt(w) kappa and their Jacobian (three entries a row)
+        for i in range(n):
+            q0 = _line(xy, nx, ny, al, base, n, i - 1)
+            q1 = _line(xy, nx, ny, al, base, n, i)
+            q2 = _line(xy, nx, ny, al, base, n, i + 1)
+            j = base + i
+            jmm = base + (i - 1 + n) % n
+            jpp = base + (i + 1) % n
+            s = wp.sqrt(w[j])
+            res[j] = s * _menger(q0, q1, q2)
+            jm[j] = s * wp.dot(_dmenger(q0, q1, q2, 0), wp.vec2d(nx[jmm], ny[jmm]))
+            j0[j] = s * wp.dot(_dmenger(q0, q1, q2, 1), wp.vec2d(nx[j], ny[j]))
+            jp[j] = s * wp.dot(_dmenger(q0, q1, q2, 2), wp.vec2d(nx[jpp], ny[jpp]))
+        mean = _F64(0.0)
+        for k in range(n):
+            j = base + k
+            km = base + (k - 1 + n) % n
+            kp = base + (k + 1) % n
+            dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
+            ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
+            ff[j] = jm[kp] * jp[kp]
+            gg[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
+            mean += dd[j]
+        damp = lam * mean / _F64(n) + _F64(1.0e-12) * mean / _F64(n) + _TINY
+        for k in range(n):
+            dd[base + k] = dd[base + k] + damp
+            st[base + k] = _F64(0.0)
+        # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
+        for _pit in range(inner):
+            for k in range(n):
+                j = base + k
+                mu = _apply(dd, ee, ff, st, base, n, k) + gg[j]
+                t = st[j] - mu / dd[j]
+                a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
+                if t < lo[j] - al[j]:
+                    a = -1
+                if t > hi[j] - al[j]:
+                    a = 1
+                act[j] = a
+            for k in range(n):
+                j = base + k
+                if act[j] < 0:
+                    cand[j] = lo[j] - al[j]
+                elif act[j] > 0:
+                    cand[j] = hi[j] - al[j]
+                else:
+                    cand[j] = _F64(0.0)
+            for k in range(n):
+                j = base + k
+                if act[j] != 0:
+                    st[j] = cand[j]
+                else:
+                    r = -gg[j]
+                    for off in range(-2, 3):
+                        if off != 0:
+                            q = base + (k + off + n) % n
+                            if act[q] != 0:
+                                if off == 1:
+                                    r -= ee[j] * cand[q]
+                                elif off == -1:
+                                    r -= ee[q] * cand[q]
+                                elif off == 2:
+                                    r -= ff[j] * cand[q]
+                                else:
+                                    r -= ff[q] * cand[q]
+                    st[j] = r
+            _cholesky_solve(dd, ee, ff, act, b0, b1, b2, tail, st, base, n)
+        for k in range(n):
+            j = base + k
+            cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
+        fnew = _objective(xy, nx, ny, cand, w, base, n)
+        if fnew < fcur:
+            fcur = fnew
+            for k in range(n):
+                al[base + k] = cand[base + k]
+            lam = wp.max(lam / _F64(3.0), _F64(1.0e-9))
+        else:
+            lam = lam * _F64(4.0)
+    objective[e] = fcur
+
+
+@wp.func
+def _reach(
+    u0: wp.float64, ds: wp.float64, k0: wp.float64, k1: wp.float64, mg: wp.float64, amax: wp.float64
+) -> wp.float64:
+    """Largest squared speed at the end of a segment ``ds`` long entered at squared speed
+    ``u0``: the longitudinal acceleration within ``a_max`` and, with the lateral one at
+    either end (``u |kappa|``), within the friction circle ``mg``."""
+    lat0 = u0 * wp.abs(k0)
+    avail = wp.sqrt(wp.max(mg * mg - lat0 * lat0, _F64(0.0)))
+    u = u0 + _F64(2.0) * ds * wp.min(amax, avail)
+    c = _F64(4.0) * ds * ds * k1 * k1
+    disc = (_F64(1.0) + c) * _F64(4.0) * ds * ds * mg * mg - c * u0 * u0
+    if disc >= _F64(0.0):
+        u = wp.min(u, (u0 + wp.sqrt(disc)) / (_F64(1.0) + c))
+    # never below u0: a segment that cannot even be coasted is the other end's limit's (a
+    # bound below u0 here would let the other pass's bound meet a speed this one did not
+    # start from)
+    return wp.max(u, u0)
+
+
+@wp.kernel
+def _speed_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    ok: wp.array(dtype=wp.int32),
+    scale: wp.float64,
+    mg: wp.float64,
+    vmax: wp.float64,
+    amax: wp.float64,
+    kap: wp.array(dtype=wp.float64),
+    ds: wp.array(dtype=wp.float64),
+    fw: wp.array(dtype=wp.float64),
+    bw: wp.array(dtype=wp.float64),
+    out_xy: wp.array(dtype=wp.vec2),
+    out_speed: wp.array(dtype=wp.float32),
+    out_kappa: wp.array(dtype=wp.float32),
+    out_offset: wp.array(dtype=wp.float32),
+    lap_time: wp.array(dtype=wp.float32),
+    mean_speed: wp.array(dtype=wp.float32),
+    throttle: wp.array(dtype=wp.float32),
+    difficulty: wp.array(dtype=wp.float32),
+):
+    """Curvature, forward-backward speed profile (``v^2`` per point), outputs in metres
+    (``scale`` metres per world unit) and the per-lap numbers; NaN for an env not ok."""
+    e = wp.tid()
+    base = e * n
+    if ok[e] == 0:
+        for i in range(n):
+            j = base + i
+            out_xy[j] = wp.vec2(wp.float32(_NAN), wp.float32(_NAN))
+            out_speed[j] = wp.float32(_NAN)
+            out_kappa[j] = wp.float32(_NAN)
+            out_offset[j] = wp.float32(_NAN)
+        lap_time[e] = wp.float32(_NAN)
+        mean_speed[e] = wp.float32(_NAN)
+        throttle[e] = wp.float32(_NAN)
+        difficulty[e] = wp.float32(_NAN)
+        return
+    umax = vmax * vmax
+    start = int(0)  # noqa: UP018 (a dynamic variable in Warp)
+    best = umax
+    for i in range(n):
+        j = base + i
+        q0 = _line(xy, nx, ny, al, base, n, i - 1) * scale
+        q1 = _line(xy, nx, ny, al, base, n, i) * scale
+        q2 = _line(xy, nx, ny, al, base, n, i + 1) * scale
+        k = _menger(q0, q1, q2)
+        kap[j] = k
+        ds[j] = wp.length(q2 - q1)
+        u = umax
+        if wp.abs(k) > _F64(0.0):
+            u = wp.min(umax, mg / wp.abs(k))
+        fw[j] = u  # the limit first; the passes lower it
+        bw[j] = u
+        if u < best:
+            best = u
+            start = i
+        out_xy[j] = wp.vec2(wp.float32(q1[0]), wp.float32(q1[1]))
+        out_kappa[j] = wp.float32(k)
+        out_offset[j] = wp.float32(al[j] * scale)
+    for s in range(1, n):
+        i = base + (start + s - 1) % n
+        j = base + (start + s) % n
+        fw[j] = wp.min(fw[j], _reach(fw[i], ds[i], kap[i], kap[j], mg, amax))
+    for s in range(1, n):
+        j = base + (start - s + n) % n
+        i = base + (start - s + 1 + n) % n
+        bw[j] = wp.min(bw[j], _reach(bw[i], ds[j], kap[i], kap[j], mg, amax))
+    t = _F64(0.0)
+    length = _F64(0.0)
+    flat = _F64(0.0)
+    for i in range(n):
+        j = base + i
+        fw[j] = wp.sqrt(wp.min(fw[j], bw[j]))
+        out_speed[j] = wp.float32(fw[j])
+    for i in range(n):
+        j = base + i
+        jn = base + (i + 1) % n
+        v0 = fw[j]
+        v1 = fw[jn]
+        t += _F64(2.0) * ds[j] / (v0 + v1)
+        length += ds[j]
+        # flat out: at top speed, or accelerating at >= 95% of a_max
+        if v0 >= vmax * _F64(0.9999) and v1 >= vmax * _F64(0.9999):
+            flat += ds[j]
+        elif v1 * v1 - v0 * v0 >= _F64(0.95) * _F64(2.0) * ds[j] * amax:
+            flat += ds[j]
+    lap_time[e] = wp.float32(t)
+    mean_speed[e] = wp.float32(length / t)
+    throttle[e] = wp.float32(flat / length)
+    difficulty[e] = wp.float32(wp.max(_F64(0.0), _F64(1.0) - (length / vmax) / t))

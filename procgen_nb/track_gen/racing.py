@@ -1,0 +1,379 @@
+"""Racing lines and lap times for every env of a batch, on the device.
+
+``racing_line(result)`` finds, per env, the minimum-curvature line within the track less
+half the vehicle's width and drives it with a forward-backward speed profile under a
+friction circle. Everything runs in three launches (one thread per env each), a fixed
+number of iterations, so it can be recorded; nothing is read back until a column is read.
+
+The line: ``r_i = p_i + alpha_i n_i`` with ``p_i`` the centerline, ``n_i`` its left unit
+normal (central differences) and ``-(w_right_i - width/2) <= alpha_i <= w_left_i - width/2``.
+It minimises ``sum_i h_i kappa_i^2`` (``kappa_i`` the signed curvature of the circle through
+``r_{i-1}, r_i, r_{i+1}``, ``h_i`` half the two centerline segments at ``p_i``: a discrete
+``integral kappa^2 ds``), by ``iterations`` damped Gauss-Newton steps from the centerline,
+each a box-constrained QP on the periodic pentadiagonal normal matrix solved by ``passes``
+primal-dual active-set passes (a cyclic banded Cholesky solve each). A circle's line is the
+widest circle that fits, an oval's cuts its corners.
+
+The speed: per point the limit ``min(v_max, sqrt(mu g / |kappa_i|))``; on segment ``i``
+(``ds_i`` long) the longitudinal acceleration ``a_i = (v_{i+1}^2 - v_i^2) / (2 ds_i)``
+satisfies ``|a_i| <= a_max`` and ``a_i^2 + max(v_i^2 |kappa_i|, v_{i+1}^2 |kappa_{i+1}|)^2
+<= (mu g)^2``. The lap time is ``sum 2 ds_i / (v_i + v_{i+1})``.
+
+Per lap (``RacingLine.lap_time``, ``mean_speed``, ``full_throttle_fraction``,
+``difficulty``): ``mean_speed`` is the line's length over the lap time;
+``full_throttle_fraction`` the share of the line's length on segments driven at ``v_max``
+(both ends within 0.01% of it) or accelerating at ``0.95 a_max`` or more; ``difficulty`` is
+``1 - (length / v_max) / lap_time``: the share of the lap time lost to the friction circle
+and ``a_max`` against driving the same line at top speed throughout, in ``[0, 1)`` (0: flat
+out all the way; a circle of radius ``r`` below ``v_max^2 / (mu g)``:
+``1 - sqrt(mu g r) / v_max``).
+
+An env whose centerline has a non-finite or repeated point, a non-finite width, or a
+width less than the vehicle's somewhere gets NaN in every output (checked on the device;
+widths given as host arrays are checked before anything runs and refused).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from ..columns import Column
+from ..errors import ParamsError
+from . import _racing_kernels as _rk
+
+#: Gauss-Newton steps and active-set passes per step (the defaults of ``racing_line``)
+ITERATIONS, PASSES = 12, 8
+
+
+def _positive(name: str, value: Any, zero_ok: bool = False, owner: str = "VehicleParams") -> float:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    v = float(value) if ok else math.nan
+    if not (math.isfinite(v) and (v >= 0 if zero_ok else v > 0)):
+        what = "a finite number >= 0" if zero_ok else "a finite number > 0"
+        raise ParamsError(f"{owner} {name}: expected {what}, got {value!r}")
+    return v
+
+
+@dataclasses.dataclass(frozen=True)
+class VehicleParams:
+    """The car that drives the line, in SI units.
+
+    Args:
+        mu: tyre friction coefficient (> 0): the friction circle's radius is ``mu * g``.
+        v_max: top speed, m/s (> 0).
+        a_max: largest longitudinal acceleration and deceleration, m/s^2 (> 0).
+        width: the car's width, m (>= 0): the line keeps half of it from each edge.
+        g: gravity, m/s^2 (> 0).
+
+    Raises:
+        ParamsError: a value that is not a finite number in its range.
+
+    >>> VehicleParams(mu=1.2, v_max=60.0).mu
+    1.2
+    """
+
+    mu: float = 1.0
+    v_max: float = 80.0
+    a_max: float = 8.0
+    width: float = 2.0
+    g: float = 9.81
+
+    def __post_init__(self) -> None:
+        for name in ("mu", "v_max", "a_max", "g"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+        object.__setattr__(self, "width", _positive("width", self.width, zero_ok=True))
+
+
+@dataclasses.dataclass
+class RacingLine:
+    """The racing lines of a batch (device Columns; nothing read back until read).
+
+    Attributes:
+        xy: ``[E*N]`` Vec2 line points, m. speed: ``[E*N]`` Float, m/s.
+        curvature: ``[E*N]`` Float signed curvature, 1/m (+ left).
+        offset: ``[E*N]`` Float offset along the centerline's left normal, m.
+        lap_time: ``[E]`` Float, s. mean_speed: ``[E]`` Float, m/s.
+        full_throttle_fraction: ``[E]`` Float. difficulty: ``[E]`` Float in [0, 1).
+        objective: ``[E]`` float64 ``wp.array``: ``sum h_i kappa_i^2`` (world units).
+        num_envs, num_points: ``E``, ``N``.
+    """
+
+    xy: Column
+    speed: Column
+    curvature: Column
+    offset: Column
+    lap_time: Column
+    mean_speed: Column
+    full_throttle_fraction: Column
+    difficulty: Column
+    objective: wp.array
+    num_envs: int
+    num_points: int
+    ctx: Any = dataclasses.field(repr=False, default=None)
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Reads every output back: ``xy [E, N, 2]``, the per-point ones ``[E, N]``, the
+        per-lap ones ``[E]`` (one readback each)."""
+        E, N = self.num_envs, self.num_points
+        rb = self.ctx.readback
+        out = {"xy": rb(self.xy.data).reshape(E, N, 2)}
+        for name in ("speed", "curvature", "offset"):
+            out[name] = rb(getattr(self, name).data).reshape(E, N)
+        for name in LAP_METRICS:
+            out[name] = rb(getattr(self, name).data)
+        out["objective"] = rb(self.objective)
+        return out
+
+
+#: per-lap outputs -> (NumPy dtype, unit, description), in table order
+LAP_METRICS: dict[str, tuple[str, str, str]] = {
+    "lap_time": ("float32", "s", "lap time of the racing line"),
+    "mean_speed": ("float32", "m/s", "line length / lap time"),
+    "full_throttle_fraction": ("float32", "", "share of the line driven flat out"),
+    "difficulty": ("float32", "", "1 - (length / v_max) / lap_time"),
+}
+
+
+class _Scratch:
+    def __init__(self, device: Any, E: int, N: int):
+        f64 = lambda k=1: wp.zeros(E * N * k, dtype=wp.float64, device=device)  # noqa: E731
+        f32 = lambda: wp.zeros(E * N, dtype=wp.float32, device=device)  # noqa: E731
+        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st b0 b1 b2 kap ds fw bw"
+        self.a = {k: f64() for k in names.split()}
+        self.a["tail"] = f64(2)
+        self.act = wp.zeros(E * N, dtype=wp.int32, device=device)
+        self.ok = wp.zeros(E, dtype=wp.int32, device=device)
+        self.objective = wp.zeros(E, dtype=wp.float64, device=device)
+        self.xy = wp.zeros(E * N, dtype=wp.vec2, device=device)
+        self.speed, self.kappa, self.offset = f32(), f32(), f32()
+        self.lap = {k: wp.zeros(E, dtype=wp.float32, device=device) for k in LAP_METRICS}
+        self.N, self.ctxs = N, []
+
+
+def _check_int(name: str, value: Any, least: int) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+        raise ParamsError(f"racing_line {name}: expected an int >= {least}, got {value!r}")
+    return int(value)
+
+
+def _host_widths(name: str, value: Any, E: int, N: int) -> np.ndarray:
+    """A width: a number or an ``[E, N]`` array, finite and >= 0, as float32 ``[E*N]``."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        arr = np.full((E, N), float(value), np.float64)
+    else:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParamsError(
+                f"racing_line {name}: expected a number or an [E, N] = [{E}, {N}] array, "
+                f"got {type(value).__name__}"
+            ) from None
+        if arr.shape != (E, N):
+            raise ParamsError(
+                f"racing_line {name}: expected a number or an [E, N] = [{E}, {N}] array, "
+                f"got shape {list(arr.shape)}"
+            )
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        bad = arr[~(np.isfinite(arr) & (arr >= 0))].flat[0]
+        raise ParamsError(f"racing_line {name}: expected finite widths >= 0, got {float(bad)!r}")
+    return arr.astype(np.float32).reshape(-1)
+
+
+def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: float, device: Any):
+    """Returns (ctx, xy vec2 [E*N], wl, wr float32 [E*N] device arrays, E, N, cache)."""
+    from ..launch import default_context
+
+    # by their attributes: importing pipeline here would close an import circle
+    # (pipeline -> _steps -> _road -> _result -> metrics -> racing)
+    gen = src if hasattr(src, "result") and hasattr(src, "config") else None
+    res = gen.result if gen is not None else src
+    if all(hasattr(res, k) for k in ("xy", "attributes", "num_envs", "num_points", "ctx")):
+        ctx, E, N = res.ctx, res.num_envs, res.num_points
+        if N < 8:
+            raise ParamsError(f"racing_line points: expected N >= 8 per env, got {N}")
+        cache = res._metric_arrays
+        if w_right is None and w_left is None and "width_left" in res.attributes:
+            return ctx, res.xy, res["width_left"], res["width_right"], E, N, cache
+        if w_right is None and w_left is None:
+            tw = float(gen.config.validity.track_width) if gen is not None else 0.0
+            if not tw > 0:
+                raise ParamsError(
+                    "racing_line w_right/w_left: expected widths (world units) for a "
+                    "TrackResult without width_left/width_right attributes (or a "
+                    "TrackGenerator with a validity track_width > 0), got none"
+                )
+            w_right = w_left = tw / 2.0
+        if w_right is None or w_left is None:
+            raise ParamsError("racing_line w_right/w_left: expected both or neither, got one")
+        wr, wl = _host_widths("w_right", w_right, E, N), _host_widths("w_left", w_left, E, N)
+        _check_fit(wr, wl, vehicle, scale)
+        return ctx, res.xy, ctx.upload(wl, wp.float32), ctx.upload(wr, wp.float32), E, N, cache
+    try:
+        xy = np.asarray(src, dtype=np.float64)
+    except (TypeError, ValueError):
+        xy = None
+    if xy is None or xy.ndim != 3 or xy.shape[2] != 2 or xy.shape[1] < 8 or xy.shape[0] < 1:
+        got = f"shape {list(xy.shape)}" if xy is not None else type(src).__name__
+        raise ParamsError(
+            "racing_line result_or_xy: expected a TrackResult, a TrackGenerator or an "
+            f"[E, N, 2] array of closed centerlines with N >= 8, got {got}"
+        )
+    if not np.all(np.isfinite(xy)):
+        raise ParamsError("racing_line result_or_xy: expected finite points, got NaN or inf")
+    E, N = xy.shape[:2]
+    if w_right is None or w_left is None:
+        raise ParamsError(
+            f"racing_line w_right/w_left: expected widths for plain centerlines, got "
+            f"w_right={w_right!r}, w_left={w_left!r}"
+        )
+    wr, wl = _host_widths("w_right", w_right, E, N), _host_widths("w_left", w_left, E, N)
+    _check_fit(wr, wl, vehicle, scale)
+    ctx = default_context(device)
+    pts = ctx.upload(xy.astype(np.float32).reshape(E * N, 2), wp.vec2)
+    return ctx, pts, ctx.upload(wl, wp.float32), ctx.upload(wr, wp.float32), E, N, {}
+
+
+def _check_fit(wr: np.ndarray, wl: np.ndarray, vehicle: VehicleParams, scale: float) -> None:
+    total = (wr.astype(np.float64) + wl) * scale
+    i = int(np.argmin(total))
+    if total[i] < vehicle.width:
+        raise ParamsError(
+            f"racing_line widths: expected w_right + w_left >= the vehicle width "
+            f"{vehicle.width} m at every point, got {total[i]:.6g} m at point {i}"
+        )
+
+
+#: devices the kernels have been loaded on (a first call loads them in this thread)
+_LOADED: set[str] = set()
+
+
+def _share(args: list[Any], E: int, lo: int, hi: int) -> list[Any]:
+    """The arguments for envs ``[lo, hi)``: every array holds ``k`` values per env."""
+    out = []
+    for v in args:
+        if isinstance(v, wp.array):
+            k = v.shape[0] // E
+            v = v[lo * k : hi * k]
+        out.append(v)
+    return out
+
+
+def _run(ctx: Any, s: _Scratch, E: int, launches: list[tuple[Any, list[Any]]]) -> None:
+    """Launches the kernels over every env; on the CPU split over worker threads as the
+    pipeline splits a call (``PROCGEN_NB_THREADS``; every kernel works per env, so the values
+    are the same), after a first call that loads the kernels here. Recorded: every launch on
+    ``ctx`` from this thread."""
+    from . import _threads
+    from .exec import LaunchContext, capturing
+
+    T = 1
+    dev = str(ctx.device)
+    if dev in _LOADED and not wp.get_device(dev).is_cuda and not capturing(ctx):
+        T = _threads.threads_for(E, s.N)
+    if T == 1:
+        for kernel, args in launches:
+            ctx.launch(kernel, E, args)
+        _LOADED.add(dev)
+        return
+    if len(s.ctxs) != T:
+        s.ctxs = [ctx] + [LaunchContext(ctx.device) for _ in range(T - 1)]
+    cut = [E * t // T for t in range(T + 1)]
+
+    def part(c: Any, lo: int, hi: int) -> None:
+        for kernel, args in launches:
+            c.launch(kernel, hi - lo, _share(args, E, lo, hi))
+
+    calls = [lambda c=c, lo=lo, hi=hi: part(c, lo, hi) for c, lo, hi in zip(s.ctxs, cut, cut[1:])]
+    errors = _threads.run_side_by_side(calls)
+    if errors:
+        raise _threads._part_error(*errors[0])
+
+
+def racing_line(
+    result_or_xy: Any,
+    w_right: Any = None,
+    w_left: Any = None,
+    vehicle: VehicleParams | None = None,
+    *,
+    scale: float = 1.0,
+    iterations: int = ITERATIONS,
+    passes: int = PASSES,
+    device: str | None = None,
+) -> RacingLine:
+    """Computes the minimum-curvature racing line and its speed profile for every env.
+
+    Args:
+        result_or_xy: a ``TrackResult`` or ``TrackGenerator`` (its centerlines and, when it
+            has them, its ``width_left`` / ``width_right`` attributes; else a generator's
+            validity ``track_width``, half each side), or an ``[E, N, 2]`` array of closed
+            centerlines (the last point joins the first; N >= 8).
+        w_right, w_left: track widths right and left of the centerline, world units: a
+            number or an ``[E, N]`` array each (both or neither).
+        vehicle: the car (``VehicleParams()`` when None).
+        scale: metres per world unit (the outputs are in metres).
+        iterations: Gauss-Newton steps (>= 1). passes: active-set passes per step (>= 1).
+        device: the device for plain arrays (the current one when None; a result runs
+            where it lives).
+
+    Returns:
+        A ``RacingLine`` (see the module docstring for the definitions).
+
+    Raises:
+        ParamsError: a source that is neither a result nor ``[E, N, 2]`` finite points,
+            widths that are not finite numbers >= 0 or not ``[E, N]``, widths narrower than
+            the vehicle, a ``scale`` not > 0, ``iterations``/``passes`` not ints >= 1, or
+            a ``vehicle`` that is not ``VehicleParams``.
+    """
+    vehicle = VehicleParams() if vehicle is None else vehicle
+    if not isinstance(vehicle, VehicleParams):
+        raise ParamsError(
+            f"racing_line vehicle: expected VehicleParams, got {type(vehicle).__name__}"
+        )
+    scale = _positive("scale", scale, owner="racing_line")
+    iterations, passes = _check_int("iterations", iterations, 1), _check_int("passes", passes, 1)
+    ctx, xy, wl, wr, E, N, cache = _inputs(result_or_xy, w_right, w_left, vehicle, scale, device)
+    key = ("racing", E, N)
+    s = cache.get(key)
+    if s is None:
+        s = _Scratch(ctx.device, E, N)
+        cache[key] = s
+    a = s.a
+    half = vehicle.width / 2.0 / scale
+    mg = vehicle.mu * vehicle.g
+    names = "cand res jm j0 jp dd ee ff gg st".split()
+    launches = [
+        (_rk._prep_k, [xy, wl, wr, N, half] + [a[k] for k in "nx ny w lo hi al".split()] + [s.ok]),
+        (
+            _rk._solve_k,
+            [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok]
+            + [a["al"], *(a[k] for k in names), s.act, a["b0"], a["b1"], a["b2"], a["tail"]]
+            + [s.objective],
+        ),
+        (
+            _rk._speed_k,
+            [xy, N, a["nx"], a["ny"], a["al"], s.ok, scale, mg, vehicle.v_max, vehicle.a_max]
+            + [a["kap"], a["ds"], a["fw"], a["bw"], s.xy, s.speed, s.kappa, s.offset]
+            + [s.lap[k] for k in LAP_METRICS],
+        ),
+    ]
+    _run(ctx, s, E, launches)
+    return RacingLine(
+        xy=Column(s.xy, "Vec2"),
+        speed=Column(s.speed, "Float"),
+        curvature=Column(s.kappa, "Float"),
+        offset=Column(s.offset, "Float"),
+        **{k: Column(v, "Float") for k, v in s.lap.items()},
+        objective=s.objective,
+        num_envs=E,
+        num_points=N,
+        ctx=ctx,
+    )
+
+
+__all__ = ["ITERATIONS", "LAP_METRICS", "PASSES", "RacingLine", "VehicleParams", "racing_line"]
