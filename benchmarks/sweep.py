@@ -82,7 +82,8 @@ def tree_clearance(xy: np.ndarray, rounds: int = 2) -> np.ndarray:
         i, j = ij[:, 0], ij[:, 1]
         env, k = i // N, np.abs(i % N - j % N)
         k = np.minimum(k, N - k)
-        d = np.linalg.norm(q[i] - q[j], axis=1)
+        flat = p[todo].reshape(-1, 2)  # distances unshifted: the brute force's bytes
+        d = np.linalg.norm(flat[i] - flat[j], axis=1)
         ok = d < 2 * k * (L[todo][env] / N) / math.pi
         best = np.full(len(todo), np.inf)
         np.minimum.at(best, env[ok], d[ok])
