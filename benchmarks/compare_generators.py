@@ -8,8 +8,9 @@ readbacks per call. For every built-in a NumPy implementation of the same genera
 same integer hash and streams, so the same tracks: ``max|dxy|`` is the largest coordinate
 difference), the same arc-length resampling (``np.interp`` over the cumulative length, O(N))
 and the same validity checks (closed, ``shapely.is_simple`` for the crossings, turning number
-by summed angles, circumradii for the turn radius, a ``shapely.STRtree`` ``dwithin`` query
-for the clearance: the best a user would write) runs in the same process and the ratio is
+by summed angles, circumradii for the turn radius, one ``scipy.spatial.cKDTree``
+``query_pairs`` for the clearance, ``shapely.convex_hull`` for ``hull``'s hulls: the best a
+user would write; each row names it) runs in the same process and the ratio is
 printed; for a plugin without a NumPy port (marked ``*``) the NumPy column times the
 validity checks alone on the same tracks. ``--old-reference`` also times the former
 reference (an O(N^2) resampler and a brute-force crossing loop) and prints both ratios.
@@ -32,8 +33,9 @@ Usage::
     python benchmarks/compare_generators.py              # E=1024, N=256
     python benchmarks/compare_generators.py --smoke      # a few seconds (the test suite)
 
-Warp runs CPU kernels on one thread; the targets (E=1024, N=256, one core) are printed
-beside the measurements, not asserted.
+A call is split over ``PROCGEN_NB_THREADS`` CPU threads (default: the cores available;
+column ``thr`` prints the count each generator used); the targets are printed beside the
+measurements, not asserted.
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ from repulsive_quality import relaxation_lines
 TARGET_TRACKS = 20_000  # valid tracks/s for polar and checkpoint with full validity
 #: envs of the shapely road-overlap reference (it runs one STRtree per env)
 ROAD_REFERENCE_ENVS = 32
+#: the reference each row's ratio is against (printed beside it)
+REFERENCE_NAMES = {
+    "port": "np+GEOS+cKDTree",
+    "hull": "np+GEOS+cKDTree+hull",
+    "checks": "checks: GEOS+cKDTree*",
+}
+REFERENCE_LEGEND = {
+    "np": "the generator in NumPy, np.interp arc-length resampling",
+    "GEOS": "shapely.is_simple crossings",
+    "cKDTree": "scipy cKDTree.query_pairs clearance",
+    "hull": "shapely.convex_hull hulls",
+}
 
 
 # -- timing ---------------------------------------------------------------------------------
@@ -79,8 +93,10 @@ def run(
     old_reference: bool = False,
     device: str = "cpu",
     reference: bool = True,
+    out: list[dict] | None = None,
 ) -> int:
-    """Runs the comparison and prints the tables; returns a process exit status."""
+    """Runs the comparison and prints the tables; returns a process exit status. ``out``:
+    a list that gets one dict per generator (the printed figures, for ``report.py``)."""
     import shapely
     import warp as wp
 
@@ -92,12 +108,13 @@ def run(
     names = only or registry.available("generator")
     print(
         f"track_gen generators: E={E} envs, N={N} points, best of {repeats}, "
-        f"device {device}{' (Warp: one thread)' if device == 'cpu' else ''}; "
+        f"device {device} (thr: the CPU threads a call is split over); "
         "validity: every check (closed, simple, turning number, turn radius, clearance)"
     )
     header = (
         f"{'generator':<12} {'tracks/s':>10} {'valid':>6} {'rb/call':>7} "
-        f"{'numpy tr/s':>10} {'ratio':>7} {'valid(np)':>9} {'max|dxy|':>9} {'valid tr/s':>10}"
+        f"{'numpy tr/s':>10} {'ratio':>7} {'valid(np)':>9} {'max|dxy|':>9} {'valid tr/s':>10} "
+        f"{'thr':>3} {'reference':<22}"
     )
     print(header)
     print("-" * len(header))
@@ -122,6 +139,8 @@ def run(
         valid = tg.result.num_valid() / E
         rate = E / dt
         np_rate = ratio = np_valid = dxy = "-"
+        ref_name, t_np = "-", math.nan
+        threads = len(getattr(tg, "_parts", ())) or 1
         if not reference:
             pass
         elif name in NUMPY_PORTS:
@@ -132,6 +151,7 @@ def run(
             )
             np_rate = f"{E / t_np:.0f}"
             ratio = f"{t_np / dt:.1f}x"
+            ref_name = REFERENCE_NAMES.get(name, REFERENCE_NAMES["port"])
             ref_valid, ref_xy = numpy_pipeline(name, seeds, N, **checks_on)
             np_valid = f"{ref_valid.mean():.3f}"
             dxy = f"{np.abs(ref_xy - tg.result.numpy()['xy']).max():.1e}"
@@ -152,6 +172,7 @@ def run(
 
             t_np = _best(checks, max(1, repeats // 5))
             np_rate = f"{E / t_np:.0f}*"
+            ref_name = REFERENCE_NAMES["checks"]
             starred = True
             ratio = f"{t_np / dt:.1f}x"
             np_valid = f"{checks().mean():.3f}"
@@ -159,8 +180,23 @@ def run(
             rings = tg.result.numpy()["xy"]
         print(
             f"{name:<12} {rate:>10.0f} {valid:>6.3f} {readbacks:>7.1f} {np_rate:>10} "
-            f"{ratio:>7} {np_valid:>9} {dxy:>9} {rate * valid:>10.0f}"
+            f"{ratio:>7} {np_valid:>9} {dxy:>9} {rate * valid:>10.0f} {threads:>3} {ref_name:<22}"
         )
+        if out is not None:
+            out.append(
+                {
+                    "generator": name,
+                    "threads": threads,
+                    "tracks/s": rate,
+                    "valid": valid,
+                    "valid tracks/s": rate * valid,
+                    "readbacks/call": readbacks,
+                    "numpy tracks/s": E / t_np,
+                    "ratio": t_np / dt,
+                    "valid(np)": np_valid,
+                    "reference": ref_name,
+                }
+            )
         if name in ("polar", "checkpoint"):
             mark = "meets" if rate * valid >= TARGET_TRACKS else "below"
             print(f"{'':<12} valid tracks/s {rate * valid:.0f} ({mark} the {TARGET_TRACKS} target)")
@@ -173,6 +209,8 @@ def run(
 
     if starred:
         print("* validity checks only (no NumPy port of the generator), on the same tracks")
+    if reference:
+        print("reference: " + "; ".join(f"{k} = {v}" for k, v in REFERENCE_LEGEND.items()))
     print(
         f"checks: min_turn_radius {checks_on['r_min']:g}, track_width {checks_on['width']:g} "
         "(the defaults, DRIVABLE * scale); the NumPy reference applies the same ones"

@@ -151,9 +151,8 @@ def numpy_bezier(seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scal
     return out
 
 
-def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0):
-    """``hull`` in NumPy: a list of [count, 2] raw loops."""
-    counts, pts = _grid_points(
+def _hull_points(seeds, salt, mn, mx, g, scale):
+    return _grid_points(
         seeds,
         [salt(f"hull.{s}") for s in ("count", "cells", "points")],
         mn,
@@ -163,37 +162,71 @@ def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0):
         scale,
         mx,
     )
+
+
+def gift_wrap(p: np.ndarray) -> np.ndarray:
+    """The convex hull of [m, 2] points by a pure-Python gift wrap (the generator's rule):
+    indices, counterclockwise from the lowest-x (then lowest-y) point, collinear points
+    left out. A correctness check for :func:`shapely_hull_order`, not a timed reference."""
+    m = len(p)
+    start = int(np.lexsort((p[:, 1], p[:, 0]))[0])
+    hull, cur = [], start
+    for _ in range(m):
+        hull.append(cur)
+        nxt = (cur + 1) % m
+        for j in range(m):
+            if j == cur:
+                continue
+            o = (p[nxt, 0] - p[cur, 0]) * (p[j, 1] - p[cur, 1]) - (p[nxt, 1] - p[cur, 1]) * (
+                p[j, 0] - p[cur, 0]
+            )
+            if o < 0 or (o == 0 and ((p[j] - p[cur]) ** 2).sum() > ((p[nxt] - p[cur]) ** 2).sum()):
+                nxt = j
+        cur = nxt
+        if cur == start:
+            break
+    return p[hull]
+
+
+def shapely_hulls(pts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """The convex hulls of every env's first ``counts[e]`` points of ``pts`` [E, M, 2], one
+    vectorised ``shapely.convex_hull`` (GEOS) call over all envs: each hull's vertices
+    counterclockwise from the lowest-x (then lowest-y) one, as the generator orders them."""
+    import shapely
+
+    e = np.repeat(np.arange(len(counts)), counts)
+    k = np.arange(len(e)) - np.repeat(np.cumsum(counts) - counts, counts)
+    ring = shapely.get_exterior_ring(shapely.convex_hull(shapely.multipoints(pts[e, k], indices=e)))
+    xy, idx = shapely.get_coordinates(ring, return_index=True)
+    keep = np.r_[idx[1:] == idx[:-1], False]  # the ring repeats its first vertex
+    xy, idx = xy[keep], idx[keep]
+    m = np.bincount(idx, minlength=len(counts))
+    first = np.cumsum(m) - m
+    pos = np.arange(len(idx)) - first[idx]
+    start = np.lexsort((xy[:, 1], xy[:, 0], idx))[first] - first  # lowest x, then y
+    ccw = shapely.is_ccw(ring)[idx]  # GEOS gives the shell clockwise
+    rank = np.where(ccw, pos - start[idx], start[idx] - pos) % m[idx]
+    return np.split(xy[np.lexsort((rank, idx))], first[1:])
+
+
+def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, hulls=None):
+    """``hull`` in NumPy: a list of [count, 2] raw loops (the hulls from
+    :func:`shapely_hulls`, or ``hulls(points)`` per env, e.g. :func:`gift_wrap`)."""
+    counts, pts = _hull_points(seeds, salt, mn, mx, g, scale)
     kd = _stream_key(seeds, salt("hull.displace"))
     samples = 2 * mx * max(2, math.ceil(n / 6)) // (2 * mx)
+    if hulls is None:
+        loops = shapely_hulls(pts, counts)
+    else:
+        loops = [hulls(pts[e, : counts[e]]) for e in range(len(seeds))]
     out = []
-    for e in range(len(seeds)):
-        p = pts[e, : counts[e]]
-        m = len(p)
-        start = int(np.lexsort((p[:, 1], p[:, 0]))[0])
-        hull, cur = [], start
-        for _ in range(m):
-            hull.append(cur)
-            nxt = (cur + 1) % m
-            for j in range(m):
-                if j == cur:
-                    continue
-                o = (p[nxt, 0] - p[cur, 0]) * (p[j, 1] - p[cur, 1]) - (p[nxt, 1] - p[cur, 1]) * (
-                    p[j, 0] - p[cur, 0]
-                )
-                if o < 0 or (
-                    o == 0 and ((p[j] - p[cur]) ** 2).sum() > ((p[nxt] - p[cur]) ** 2).sum()
-                ):
-                    nxt = j
-            cur = nxt
-            if cur == start:
-                break
-        a = p[hull]
+    for e, a in enumerate(loops):
         c = np.roll(a, -1, axis=0)
         d = c - a
         ln = np.hypot(d[:, 0], d[:, 1])
         nrm = np.stack([d[:, 1], -d[:, 0]], -1) / np.where(ln > 0, ln, 1)[:, None]
-        off = displacement * ln * (2 * _rand01(kd[e], np.arange(len(hull))) - 1)
-        ctrl = np.empty((2 * len(hull), 2))
+        off = displacement * ln * (2 * _rand01(kd[e], np.arange(len(a))) - 1)
+        ctrl = np.empty((2 * len(a), 2))
         ctrl[0::2] = a
         ctrl[1::2] = (a + c) / 2 + nrm * off[:, None]
         out.append(_closed_cr(ctrl, len(ctrl), samples))
@@ -462,25 +495,16 @@ def numpy_radius_ok(xy: np.ndarray, r_min: float) -> np.ndarray:
     return ~(prod < 2 * r_min * cross).any(axis=1)
 
 
-def numpy_clearance_ok(xy: np.ndarray, width: float) -> np.ndarray:
-    """Points more than ``pi * width / 2`` apart along the loop (index distance times the
-    mean spacing) are at least ``width`` apart (0: no check), [E, N, 2] -> [E] bool.
-
-    One ``shapely.STRtree`` over every point of every loop (loop e shifted far along x, so
-    loops never meet) gives the pairs within ``width`` (``dwithin``); the pairs close along
-    the loop are dropped.
-    """
-    import shapely
-
+def _shifted(xy: np.ndarray, width: float):
     e, n = xy.shape[:2]
-    if width <= 0:
-        return np.ones(e, bool)
     p = np.asarray(xy, np.float64)
     h = np.hypot(*(np.roll(p, -1, axis=1) - p).transpose(2, 0, 1)).sum(1) / n
     span = np.abs(p).max() * 4 + 4 * width
-    shifted = p + np.stack([span * np.arange(e), np.zeros(e)], -1)[:, None]
-    pts = shapely.points(shifted.reshape(-1, 2))
-    i, j = shapely.STRtree(pts).query(pts, predicate="dwithin", distance=width)
+    return p, h, p + np.stack([span * np.arange(e), np.zeros(e)], -1)[:, None]
+
+
+def _clearance_verdict(p, h, i, j, width: float) -> np.ndarray:
+    e, n = p.shape[:2]
     keep = i < j
     i, j = i[keep], j[keep]
     env, di = i // n, np.abs(i % n - j % n)
@@ -489,6 +513,36 @@ def numpy_clearance_ok(xy: np.ndarray, width: float) -> np.ndarray:
     close = ((q[i] - q[j]) ** 2).sum(1) < width * width
     bad = close & (d * h[env] > 0.5 * np.pi * width)
     return np.bincount(env[bad], minlength=e) == 0
+
+
+def numpy_clearance_ok(xy: np.ndarray, width: float) -> np.ndarray:
+    """Points more than ``pi * width / 2`` apart along the loop (index distance times the
+    mean spacing) are at least ``width`` apart (0: no check), [E, N, 2] -> [E] bool.
+
+    One ``scipy.spatial.cKDTree`` over every point of every loop (loop e shifted far along
+    x, so loops never meet) gives the pairs within ``width`` (``query_pairs``); the pairs
+    close along the loop are dropped. :func:`shapely_clearance_ok` gives the same verdicts.
+    """
+    from scipy.spatial import cKDTree
+
+    if width <= 0:
+        return np.ones(xy.shape[0], bool)
+    p, h, shifted = _shifted(xy, width)
+    ij = cKDTree(shifted.reshape(-1, 2)).query_pairs(width, output_type="ndarray")
+    return _clearance_verdict(p, h, ij[:, 0], ij[:, 1], width)
+
+
+def shapely_clearance_ok(xy: np.ndarray, width: float) -> np.ndarray:
+    """:func:`numpy_clearance_ok` by one ``shapely.STRtree`` ``dwithin`` query (the former
+    reference, about 2-6x slower): a correctness check of the cKDTree verdicts."""
+    import shapely
+
+    if width <= 0:
+        return np.ones(xy.shape[0], bool)
+    p, h, shifted = _shifted(xy, width)
+    pts = shapely.points(shifted.reshape(-1, 2))
+    i, j = shapely.STRtree(pts).query(pts, predicate="dwithin", distance=width)
+    return _clearance_verdict(p, h, i, j, width)
 
 
 def numpy_validity(xy: np.ndarray, r_min: float = 0.0, width: float = 0.0) -> np.ndarray:
