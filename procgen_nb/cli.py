@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from . import _cli_warmup
+
 PROG = "procgen-nb"
 
 DESCRIPTION = """\
@@ -218,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     # --- h-cuda: ahead-of-time CUDA compile (issue 26)
     warm.add_argument(
         "--cuda-arch",
-        type=_cuda_archs,
+        type=_cli_warmup.cuda_archs,
         default=None,
         metavar="sm_NN[,sm_NN...]",
         help="compile to PTX for these CUDA architectures (no GPU needed) instead of "
@@ -361,6 +363,10 @@ def check_out(out: str) -> str | None:
     return None
 
 
+def _warmup(args: argparse.Namespace) -> int:
+    return _cli_warmup.run(args, PROG)
+
+
 def _demo(args: argparse.Namespace) -> int:
     problem = check_out(args.out)
     if problem:
@@ -383,62 +389,6 @@ def _demo(args: argparse.Namespace) -> int:
     )
     print(summary)
     return 0
-
-
-# --- h-cuda: ahead-of-time CUDA compile (issue 26)
-def _cuda_archs(text: str) -> list[int]:
-    from . import _warmup
-    from .errors import ParamsError
-
-    try:
-        return _warmup.parse_archs(text)
-    except ParamsError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--cuda-arch: ")) from None
-
-
-_cuda_archs.__name__ = "sm_NN list"
-
-
-def _cuda_warmup(args: argparse.Namespace) -> int:
-    from . import _progress, _warmup
-
-    got = _warmup.cuda_warmup(
-        args.cuda_arch, workers=args.workers, identities=args.kernels, track=args.generators
-    )
-    for line in got["refused"]:
-        print(f"{PROG}: refused variant {line}", file=sys.stderr)
-    for arch, name, kernels, err in got["failed"]:
-        print(f"{PROG}: {arch}: failed to compile {name} (kernel {', '.join(kernels)}): {err}")
-    archs = ",".join(f"sm_{a}" for a in got["archs"])
-    print(
-        f"warmup: PTX for {archs}: {got['compiled']} compiled, {got['cached']} already cached, "
-        f"in {got['seconds']:.1f} s; Warp's kernel cache: {_progress.human_path(got['cache'])}"
-    )
-    print(f"{got['modules']} modules, {got['variants']} variants, {len(got['failed'])} failed")
-    return 1 if got["failed"] else 0
-
-
-# --- end h-cuda
-
-
-def _warmup(args: argparse.Namespace) -> int:
-    from . import _progress, _warmup
-
-    if args.cuda_arch is not None:
-        return _cuda_warmup(args)
-    got = _warmup.warmup(
-        device=args.device, workers=args.workers, identities=args.kernels, track=args.generators
-    )
-    for line in got["refused"]:
-        print(f"{PROG}: refused variant {line}", file=sys.stderr)
-    for name, err in got["failed"]:
-        print(f"{PROG}: failed to build {name}: {err}", file=sys.stderr)
-    print(
-        f"warmup: {got['modules']} kernel modules on {got['device']}: {got['compiled']} built, "
-        f"{got['cached']} already cached, in {got['seconds']:.1f} s; "
-        f"Warp's kernel cache: {_progress.human_path(got['cache'])}"
-    )
-    return 1 if got["failed"] else 0
 
 
 def _dataset(args: argparse.Namespace) -> int:

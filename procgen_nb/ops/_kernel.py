@@ -3,37 +3,26 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import warp as wp
 
-from .. import _cast, _warp_compat
+from .. import _cast
 from ..asset import KernelRef
 from ..asset._layouts import column_layouts, columns_table
 from ..asset._variants import WP_ELEMENTS, Variant
 from ..columns import BINDING_ELEMENTS, Column, Domain, LiveCount, Record, Texture
 from ..counts import ResolvedDomain, as_live_count, resolve_domain
-from ..dynamic import cast, is_dynamic, key_of, leaves, mark_host, peek
-from ..elements import WORD_RANGES, XYZW
+from ..dynamic import is_dynamic, key_of, leaves, mark_host, peek
 from ..errors import BindingError
 from ..launch import LaunchContext, default_context
 from ._op import current_cook, op
+from ._uniforms import _check_uniforms, _describe, _is_number, _spread_uniforms
 
 _AUTO_UNIFORMS = ("count", "time", "frame")
 #: the most slots a dispatch covers: kernels index their slots with i32
 MAX_DOMAIN = 2**31 - 1
-
-
-def _describe(v: Any) -> str:
-    if isinstance(v, Column | LiveCount | Texture | Domain):
-        return repr(v)
-    if isinstance(v, wp.array):
-        return f"wp.array(dtype={v.dtype.__name__}, shape={v.shape})"
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _as_column(value: Any, where: str) -> Column:
@@ -44,30 +33,6 @@ def _as_column(value: Any, where: str) -> Column:
     if hasattr(value, "_procgen_field_"):
         raise BindingError(f"{where}: a Field is evaluated by the field compiler; got {value!r}")
     raise BindingError(f"{where}: expected a Column, got {_describe(value)}")
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-def _spread_uniforms(given: Mapping[str, Any], where: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, v in given.items():
-        if isinstance(v, bool | np.bool_):
-            out[name] = 1 if v else 0
-        elif _is_number(v):
-            out[name] = v
-        elif isinstance(v, tuple | list | np.ndarray) or wp.types.type_is_vector(type(v)):
-            lanes = [cast(x, float) for x in v]  # a dynamic lane stays an expression
-            if not 2 <= len(lanes) <= 4:
-                raise BindingError(f"{where} {name!r}: expected a Vec of 2 to 4 numbers, got {v!r}")
-            for lane, x in zip(XYZW, lanes):
-                out[f"{name}_{lane}"] = x
-        else:
-            raise BindingError(
-                f"{where} {name!r}: expected a Number, a Bool or a Vec, got {_describe(v)}"
-            )
-    return out
 
 
 class _Call:
@@ -530,33 +495,6 @@ def _slots(value: Any, where: str) -> int:
             f"{where}: expected a whole Number in [0, {MAX_DOMAIN}] sizing an output, got {value!r}"
         )
     return int(value)
-
-
-_INT_RANGES = {t: WORD_RANGES[t] for t in (wp.int32, wp.uint32)}
-
-
-def _check_uniforms(call: _Call) -> None:
-    """Refuses an integer param given a value its word cannot hold (Warp would wrap it).
-
-    A whole float is taken as the int it is; a dynamic value is checked by its current
-    value without noting a use (a replay sets it again).
-    """
-    types = {a.label: a.type for a in _warp_compat.kernel_args(call.v.kernel)}
-    for name, v in call.uniforms.items():
-        t = types.get(name)
-        t = wp.int32 if t is int else t
-        if t not in _INT_RANGES:
-            continue
-        x = peek(v)
-        lo, hi = _INT_RANGES[t]
-        whole = _is_number(x) and math.isfinite(x) and float(x).is_integer()
-        if not whole or not lo <= x <= hi:
-            raise BindingError(
-                f"{call.name}: uniform {name!r}: expected a whole Number in [{lo}, {hi}] "
-                f"({t.__name__}), got {x!r}"
-            )
-        if not is_dynamic(v) and not isinstance(v, int):
-            call.uniforms[name] = int(x)
 
 
 def _is_sizing(value: Any) -> bool:
