@@ -3,7 +3,7 @@
 Warp compiles a module (every kernel of one Python module, or one kernel variant) the first
 time one of its kernels launches on a device, and keeps the binary in its kernel cache
 (``wp.config.kernel_cache_dir``, ``WARP_CACHE_PATH``). A first run on an empty cache spends
-most of its time there. ``install()`` (called once by ``device._init_warp``) wraps Warp's
+most of its time there. ``install()`` (called once by ``init_warp``, Warp's quiet initialisation) wraps Warp's
 ``Module._compile`` and ``Module._run_codegen`` from outside so that a build that really
 compiles shows a tqdm bar naming the module (on stderr in a terminal, a widget in a
 notebook through ``tqdm.auto``); a module found in the cache shows nothing.
@@ -33,6 +33,40 @@ from typing import Any
 
 from . import _pch, _warp_compat
 
+_init_lock = threading.Lock()
+_initialized = False
+
+
+def init_warp() -> None:
+    """Initialises Warp once, quietly (the CPU-only driver warning is not an error here).
+
+    Warp's own messages stay off; instead ``install()`` hooks Warp's module builds
+    so that a kernel build that really compiles shows a progress bar naming the module.
+    """
+    global _initialized
+    if _initialized:
+        return
+    import logging
+
+    import warp as wp
+
+    with _init_lock:
+        if _initialized:
+            return
+        wp.config.log_level = logging.WARNING
+        wp.config.quiet = True
+        fd = os.dup(2)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 2)
+                wp.init()
+        finally:
+            os.dup2(fd, 2)
+            os.close(fd)
+        install()
+        _initialized = True
+
+
 _lock = threading.RLock()
 _installed = False
 
@@ -51,9 +85,7 @@ def cache_dir() -> str:
     """Returns the folder of Warp's kernel cache (where built modules are kept)."""
     import warp as wp
 
-    from .device import _init_warp
-
-    _init_warp()
+    init_warp()
     return str(wp.config.kernel_cache_dir)
 
 
@@ -409,9 +441,7 @@ def build(modules: list[Any], device: str, workers: int = 2) -> list[tuple[str, 
 
     import warp as wp
 
-    from .device import _init_warp
-
-    _init_warp()
+    init_warp()
     dev = wp.get_device(device)
     todo = [m for m in modules if not loaded(m, str(dev))]
     children: list[Any] = []

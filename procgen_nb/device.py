@@ -2,48 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
 
 import warp as wp
 
+from ._progress import init_warp as _init_warp  # noqa: F401  (its home before)
 from .errors import DeviceError
 
-_init_lock = threading.Lock()
-_initialized = False
 _override: str | None = None
 #: The host side of a copy (a pinned staging buffer a device word is read into); library
 #: code names it, never a literal device.
 HOST = "cpu"
-
-
-def _init_warp() -> None:
-    """Initialises Warp once, quietly (the CPU-only driver warning is not an error here).
-
-    Warp's own messages stay off; instead ``_progress.install()`` hooks Warp's module builds
-    so that a kernel build that really compiles shows a progress bar naming the module.
-    """
-    global _initialized
-    if _initialized:
-        return
-    with _init_lock:
-        if _initialized:
-            return
-        wp.config.log_level = logging.WARNING
-        wp.config.quiet = True
-        fd = os.dup(2)
-        try:
-            with open(os.devnull, "w") as null:
-                os.dup2(null.fileno(), 2)
-                wp.init()
-        finally:
-            os.dup2(fd, 2)
-            os.close(fd)
-        from . import _progress
-
-        _progress.install()
-        _initialized = True
 
 
 def available_devices() -> list[str]:

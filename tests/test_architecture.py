@@ -26,7 +26,6 @@ MAX_LINES = 600
 #: remove it here). Each is in files other work was changing at the same time:
 #: columns/counts (element types), _progress/device (the Warp adapter).
 KNOWN_CIRCLES: list[list[str]] = [
-    ["procgen_nb._progress", "procgen_nb.device"],
     ["procgen_nb.columns", "procgen_nb.counts"],
 ]
 
