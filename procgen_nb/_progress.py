@@ -339,6 +339,15 @@ def cached(module: Any, device: str) -> bool:
     return _warp_compat.is_cached(module, device)
 
 
+def _plain_options(module: Any) -> dict[str, Any]:
+    """A Warp module's options a child process sets again before it builds the module (the
+    JSON-able ones: a variant's ``enable_backward=False`` is set after its import, so the
+    child's module would otherwise hash, and build, differently)."""
+    return {
+        k: v for k, v in module.options.items() if v is None or type(v) in (bool, int, float, str)
+    }
+
+
 _CHILD = r"""
 import importlib, importlib.util, json, sys
 job = json.loads(sys.argv[1])
@@ -353,7 +362,7 @@ from procgen_nb import _pch, _warp_compat
 deadline = time.monotonic() + float(os.environ.get("PROCGEN_NB_WAIT_PCH", "0"))
 while time.monotonic() < deadline and not _pch.shared_files():
     time.sleep(0.05)  # the parent is building the precompiled header
-for name, file in job["modules"]:
+for name, file, options in job["modules"]:
     if name not in sys.modules:
         if file:
             spec = importlib.util.spec_from_file_location(name, file)
@@ -363,6 +372,7 @@ for name, file in job["modules"]:
         else:
             importlib.import_module(name)
     m = _warp_compat.module_of(sys.modules[name])
+    m.options.update(options)  # the parent's (a variant's enable_backward=False): one hash
     was_cached = _progress.cached(m, job["device"])
     if not was_cached:
         print("START", _progress.display_name(m), flush=True)
@@ -395,7 +405,10 @@ def _spawn(modules: list[Any], device: str, wait_pch: bool = False) -> Any:
     job = {
         "path": [p for p in sys.path if p],
         "device": device,
-        "modules": [[m.name, getattr(sys.modules.get(m.name), "__file__", None)] for m in modules],
+        "modules": [
+            [m.name, getattr(sys.modules.get(m.name), "__file__", None), _plain_options(m)]
+            for m in modules
+        ],
     }
     env = dict(os.environ, PROCGEN_NB_PROGRESS="0")
     if wait_pch:
