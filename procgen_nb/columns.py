@@ -478,6 +478,42 @@ def _check_range(src: np.ndarray, type: str, word: str) -> None:
         )
 
 
+def _check_f32(src: np.ndarray, type: str) -> None:
+    """Refuses a finite value float32 cannot hold (an int past float64, 1e300: inf once cast),
+    naming the first one; NaN and inf given as floats pass."""
+    from .errors import UploadError
+
+    flat = src.reshape(-1)
+    try:
+        wide = flat.astype(np.float64)
+    except (OverflowError, TypeError, ValueError):
+        wide = None
+    if wide is None or src.dtype.kind == "O":
+        for i, v in enumerate(flat):
+            try:
+                ok = isinstance(v, float) or abs(float(v)) <= _F32_MAX
+            except (OverflowError, TypeError, ValueError):
+                ok = False
+            if not ok:
+                shown = f"an int of {len(str(abs(v)))} digits" if isinstance(v, int) else repr(v)
+                raise UploadError(
+                    f"column of type {type}: expected numbers within float32's range "
+                    f"[-{_F32_MAX:.7g}, {_F32_MAX:.7g}], got {shown} at index {i}"
+                )
+        return
+    bad = np.flatnonzero(np.isfinite(wide) & (np.abs(wide) > _F32_MAX))
+    if bad.size:
+        i = int(bad[0])
+        raise UploadError(
+            f"column of type {type}: expected numbers within float32's range "
+            f"[-{_F32_MAX:.7g}, {_F32_MAX:.7g}], got {flat[i].item()!r} at index {i}"
+        )
+
+
+#: the largest finite float32
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:
     """Uploads host values as a Column of ``type`` (counts one upload)."""
     from .launch import default_context
@@ -488,6 +524,8 @@ def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> C
     src = np.asarray(values)
     if word != "f32" and src.size and src.dtype.kind in "iuf":
         _check_range(src, type, word)
+    elif word == "f32" and src.size and src.dtype.kind in "iufO":
+        _check_f32(src, type)
     arr = np.asarray(src, dtype=t.np_word)
     if lanes > 1:
         arr = arr.reshape(-1, lanes) if arr.size else np.zeros((0, lanes), t.np_word)

@@ -213,7 +213,14 @@ def _upload_one(value: Any, key: str, device: str) -> Any:
         if not items:
             return column_from_numpy([], "Float", device)
         if all(_is_num(v) for v in items):
-            return column_from_numpy(np.asarray(items, np.float64), "Float", device)
+            try:
+                nums = np.asarray(items, np.float64)
+            except OverflowError:  # an int past float64: refused, named, below
+                nums = np.asarray(items, object)
+            try:
+                return column_from_numpy(nums, "Float", device)
+            except UploadError as e:
+                raise UploadError(f"values[{key!r}]: {e}") from None
         if all(isinstance(v, str) for v in items):
             return _string_column(items, key, device)
         if all(isinstance(v, Mapping) for v in items):

@@ -1,5 +1,6 @@
-"""A float uniform takes only what float32 holds: a finite value past its range (an int past
-float64, 1e300) is refused naming the uniform, never made inf (issue 21, uniforms row)."""
+"""A float uniform or upload takes only what float32 holds: a finite value past its range
+(an int past float64, 1e300) is refused naming it, never made inf or a bare OverflowError
+(issue 21, the uniforms and uploads rows). NaN and inf given as floats pass."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_a_float_uniform_float32_holds_runs(radius):
 
 def test_nan_stays_the_callers_choice():
     assert _flags(float("nan")).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "values, shown, index",
+    [
+        ([10**400], "an int of 401 digits", 0),
+        ([1.0, -(10**400)], "an int of 401 digits", 1),
+        ([2.0, 1e300], "1e+300", 1),
+        (np.array([0.5, -3.5e38]), "-3.5e+38", 1),
+    ],
+)
+def test_an_upload_past_float32_is_refused_naming_the_value(values, shown, index):
+    with pytest.raises(pg.UploadError) as info:
+        ops.transfer.upload(values={"a": values})
+    text = str(info.value)
+    assert "float32's range" in text and shown in text and f"at index {index}" in text
+
+
+def test_an_upload_float32_holds_keeps_its_values():
+    values = [F32_MAX, -F32_MAX, 2.0**70, float("nan"), float("inf")]
+    col = ops.transfer.upload(values={"a": values})["columns"]["a"]
+    want = np.asarray(values, np.float32)  # NumPy's cast: the reference
+    assert np.array_equal(col.numpy(), want, equal_nan=True)
