@@ -323,10 +323,16 @@ def test_coarse_loops_count_neighbours_as_far(n):
 
 
 @pytest.mark.parametrize(("envs", "points"), [(1 << 24, 256), (1 << 15, 1 << 16)])
-def test_a_pipeline_too_large_for_int32_indices_is_refused_before_allocating(envs, points):
+def test_a_pipeline_too_large_for_int32_indices_is_refused_before_allocating(
+    envs, points, monkeypatch
+):
     """The config accepts each size alone; together past 2**31 points the kernels' int32
     indices (``e * n``, ``e * (n + 1)``) would wrap, so the generator refuses them by name
-    before allocating anything."""
+    before allocating anything. (The config's memory check refuses these sizes first on a
+    machine with less than ~70 GB; here it is told of a machine with 1 TiB.)"""
+    from procgen_nb.track_gen import config as _config
+
+    monkeypatch.setattr(_config, "memory_limit", lambda: (1 << 40, "a test's 1 TiB"))
     cfg = TrackGenConfig(num_envs=envs, num_points=points, device="cpu")
     with pytest.raises(ParamsError, match=r"^TrackGenerator num_envs \* \(points \+ 1\): expected"):
         TrackGenerator(cfg)
