@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from .elements import COLUMN_TYPES, ELEMENTS, WORD_RANGES, column_of_dtype
+from .elements import COLUMN_TYPES, ELEMENTS, F32_MAX, WORD_RANGES, column_of_dtype
 from .errors import BindingError
 
 #: element type name -> (warp dtype, lanes, word kind), read from ``procgen_nb.elements``
@@ -510,8 +510,7 @@ def _check_f32(src: np.ndarray, type: str) -> None:
         )
 
 
-#: the largest finite float32
-_F32_MAX = float(np.finfo(np.float32).max)
+_F32_MAX = F32_MAX
 
 
 def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:

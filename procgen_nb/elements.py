@@ -23,6 +23,7 @@ import warp as wp
 __all__ = [
     "COLUMN_TYPES",
     "ELEMENTS",
+    "F32_MAX",
     "SCALARS",
     "VECTORS",
     "WORD_RANGES",
@@ -133,6 +134,8 @@ COLUMN_TYPES: dict[str, ColumnType] = {
     )
 }
 #: the values an integer word holds: word kind (and Warp dtype) -> (least, most)
+#: the largest finite float32 (a Float word holds no finite value past it)
+F32_MAX = float(np.finfo(np.float32).max)
 WORD_RANGES: dict[Any, tuple[int, int]] = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
 WORD_RANGES.update({ELEMENTS[w].dtype: r for w, r in list(WORD_RANGES.items())})
 #: the one-lane elements

@@ -169,7 +169,8 @@ def test_a_missing_name_warns_once_and_the_public_fallback_finds_the_same(
         assert not _progress.cached(next(iter(want.values())), "cpu")  # unknown layout
         names = [m.name for m in _progress.warp_modules("procgen_nb.track_gen")]
     assert found == want
-    assert names == sorted(want)
+    # (other modules may hold kernels too: a doctest's example kernel takes its module's name)
+    assert names == sorted(n for n in want if n.startswith("procgen_nb.track_gen."))
     assert len(got) == 1 and got[0].category is _warp_compat.WarpCompatWarning
     msg = str(got[0].message)
     assert f"Warp {wp.config.version}: missing user_modules" in msg

@@ -43,6 +43,7 @@ from typing import Any
 import yaml
 
 from ..elements import ELEMENTS as _ELEMENTS
+from ..elements import F32_MAX, WORD_RANGES
 from ..errors import BindingsFileError
 
 #: the largest bindings.yaml the loader reads
@@ -157,8 +158,8 @@ def _count_value(path: Path, key: str, v: Any) -> int | str | None:
 
 
 #: the values an ``init`` may hold per element type (vector lanes are f32)
-_INT_RANGE = {"i32": (-(2**31), 2**31 - 1), "u32": (0, 2**32 - 1)}
-_F32_MAX = 3.4028234663852886e38
+_INT_RANGE = {k: WORD_RANGES[k] for k in ("i32", "u32")}
+_F32_MAX = F32_MAX
 #: the largest ``count``/``capacity`` (a count is an int32 on the device)
 MAX_COUNT = 2**31 - 1
 

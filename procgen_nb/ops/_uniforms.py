@@ -14,11 +14,10 @@ import warp as wp
 from .. import _warp_compat
 from ..columns import Column, Domain, LiveCount, Texture
 from ..dynamic import cast, is_dynamic, peek
-from ..elements import WORD_RANGES, XYZW
+from ..elements import F32_MAX, WORD_RANGES, XYZW
 from ..errors import BindingError
 
-#: the largest finite float32
-_F32_MAX = float(np.finfo(np.float32).max)
+_F32_MAX = F32_MAX
 
 
 def _describe(v: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ...device import HOST
 from ...errors import ExportError
 from .. import widths as _widths
 from .._result import REASONS, TrackResult
@@ -290,19 +291,19 @@ def tracks(source: Any, env: Any = None, *, scale: float = 1.0, width: Any = Non
 def _crossings(xy: np.ndarray, wl: np.ndarray, wr: np.ndarray, reason: np.ndarray) -> np.ndarray:
     """``widths.boundary_crossings`` of every env, on the CPU (one launch)."""
     E, N = xy.shape[:2]
-    ctx = LaunchContext("cpu")
-    out = wp.zeros(E, dtype=wp.int32, device="cpu")
+    ctx = LaunchContext(HOST)
+    out = wp.zeros(E, dtype=wp.int32, device=HOST)
     _widths.boundary_crossings(
         ctx,
-        wp.array(np.ascontiguousarray(xy.reshape(-1, 2), np.float32), dtype=wp.vec2, device="cpu"),
-        wp.array(np.ascontiguousarray(wl.reshape(-1), np.float32), dtype=float, device="cpu"),
-        wp.array(np.ascontiguousarray(wr.reshape(-1), np.float32), dtype=float, device="cpu"),
+        wp.array(np.ascontiguousarray(xy.reshape(-1, 2), np.float32), dtype=wp.vec2, device=HOST),
+        wp.array(np.ascontiguousarray(wl.reshape(-1), np.float32), dtype=float, device=HOST),
+        wp.array(np.ascontiguousarray(wr.reshape(-1), np.float32), dtype=float, device=HOST),
         E,
         N,
         out,
-        _widths.BoundaryScratch("cpu", E, N),
-        wp.full(E, 1, dtype=wp.int32, device="cpu"),
-        wp.array(np.ascontiguousarray(reason, np.int32), dtype=wp.int32, device="cpu"),
+        _widths.BoundaryScratch(HOST, E, N),
+        wp.full(E, 1, dtype=wp.int32, device=HOST),
+        wp.array(np.ascontiguousarray(reason, np.int32), dtype=wp.int32, device=HOST),
     )
     return out.numpy()
 
