@@ -149,6 +149,12 @@ def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
         raise ParamsError("dataset config env_seeds: expected None (track t has seed + t)")
     fields = {k: v for k, v in fields.items() if k not in ("num_envs", "device", "env_seeds")}
     cfg = TrackGenConfig(num_envs=1, **fields)
+    for name, default in (("width", None), ("direction", "ccw")):  # not in a shard's columns
+        if getattr(cfg, name) != default:
+            raise ParamsError(
+                f"dataset config {name}: expected {default!r} (a dataset holds centerlines; "
+                f"its shards do not carry widths or a direction), got {fields[name]!r}"
+            )
     params = resolve_params(as_stage(registry.get("generator", cfg.generator)), cfg)
     zp = cfg.z_profile
     if zp is not None and zp is not False:

@@ -225,3 +225,11 @@ def test_a_killed_writer_leaves_a_lock_the_next_one_takes(tmp_path):
         "shard-000000.parquet",
         "shard-000001.parquet",
     ]
+
+
+@pytest.mark.parametrize(("name", "value"), [("width", {"variation": 0.3}), ("direction", "cw")])
+def test_a_config_a_shard_cannot_carry_is_refused_not_dropped(tmp_path, name, value):
+    # width and direction were dropped from the manifest's config without a word
+    with pytest.raises(ParamsError, match=rf"^dataset config {name}: expected"):
+        dataset.write({**CONFIG, name: value}, 4, tmp_path / "d", 2, progress=False)
+    assert not (tmp_path / "d" / dataset.MANIFEST).exists()
