@@ -491,26 +491,25 @@ def _check_f32(src: np.ndarray, type: str) -> None:
     if wide is None or src.dtype.kind == "O":
         for i, v in enumerate(flat):
             try:
-                ok = isinstance(v, float) or abs(float(v)) <= _F32_MAX
+                ok = isinstance(v, float) or abs(float(v)) <= F32_MAX
             except (OverflowError, TypeError, ValueError):
                 ok = False
             if not ok:
                 shown = f"an int of {len(str(abs(v)))} digits" if isinstance(v, int) else repr(v)
                 raise UploadError(
                     f"column of type {type}: expected numbers within float32's range "
-                    f"[-{_F32_MAX:.7g}, {_F32_MAX:.7g}], got {shown} at index {i}"
+                    f"[-{F32_MAX:.7g}, {F32_MAX:.7g}], got {shown} at index {i}"
                 )
         return
-    bad = np.flatnonzero(np.isfinite(wide) & (np.abs(wide) > _F32_MAX))
+    bad = np.flatnonzero(np.isfinite(wide) & (np.abs(wide) > F32_MAX))
     if bad.size:
         i = int(bad[0])
         raise UploadError(
             f"column of type {type}: expected numbers within float32's range "
-            f"[-{_F32_MAX:.7g}, {_F32_MAX:.7g}], got {flat[i].item()!r} at index {i}"
+            f"[-{F32_MAX:.7g}, {F32_MAX:.7g}], got {flat[i].item()!r} at index {i}"
         )
 
 
-_F32_MAX = F32_MAX
 
 
 def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:

@@ -159,7 +159,6 @@ def _count_value(path: Path, key: str, v: Any) -> int | str | None:
 
 #: the values an ``init`` may hold per element type (vector lanes are f32)
 _INT_RANGE = {k: WORD_RANGES[k] for k in ("i32", "u32")}
-_F32_MAX = F32_MAX
 #: the largest ``count``/``capacity`` (a count is an int32 on the device)
 MAX_COUNT = 2**31 - 1
 
@@ -179,7 +178,7 @@ def _init_value(path: Path, key: str, v: Any, element: str, spec_keys: dict) -> 
                 raise _fail(path, key, v, f"a whole number for a {el} binding")
             if not lo <= v <= hi:
                 raise _fail(path, key, v, f"a whole number from {lo} to {hi} for a {el} binding")
-        elif (isinstance(v, float) and not math.isfinite(v)) or abs(v) > _F32_MAX:
+        elif (isinstance(v, float) and not math.isfinite(v)) or abs(v) > F32_MAX:
             raise _fail(path, key, v, f"a finite number within float32's range for a {el} binding")
     return v
 

@@ -17,8 +17,6 @@ from ..dynamic import cast, is_dynamic, peek
 from ..elements import F32_MAX, WORD_RANGES, XYZW
 from ..errors import BindingError
 
-_F32_MAX = F32_MAX
-
 
 def _describe(v: Any) -> str:
     if isinstance(v, Column | LiveCount | Texture | Domain):
@@ -97,9 +95,9 @@ def _check_float(kernel: str, name: str, x: Any) -> None:
         if not math.isfinite(f) and not isinstance(x, numbers.Integral):
             return  # NaN and inf given as floats are the caller's choice
         given = repr(x)
-    if abs(f) <= _F32_MAX:
+    if abs(f) <= F32_MAX:
         return
     raise BindingError(
         f"{kernel}: uniform {name!r}: expected a Number within float32's range "
-        f"[-{_F32_MAX:.7g}, {_F32_MAX:.7g}], got {given}"
+        f"[-{F32_MAX:.7g}, {F32_MAX:.7g}], got {given}"
     )
