@@ -510,8 +510,6 @@ def _check_f32(src: np.ndarray, type: str) -> None:
         )
 
 
-
-
 def column_from_numpy(values: Any, type: str, device: str, ctx: Any = None) -> Column:
     """Uploads host values as a Column of ``type`` (counts one upload)."""
     from .launch import default_context
