@@ -45,6 +45,7 @@ from typing import Any
 from . import cookrun
 from ._derived import derive
 from ._fingerprint import fingerprint
+from ._graph_edges import GraphEdges
 from ._handout import Handouts
 from ._kernel_params import KernelParams
 from ._traffic import Traffic, collect
@@ -94,8 +95,7 @@ class CookResult:
     """The outputs of a cook (node name -> what the node returned) and its report.
 
     The result keeps its values: a later cook of the graph never changes what its Columns
-    and live counts hold (a replay moves a held result to a copy first).
-    """
+    and live counts hold (a replay moves a held result to a copy first)."""
 
     outputs: dict[str, Any]
     report: CookReport
@@ -104,7 +104,7 @@ class CookResult:
         return self.outputs[name]
 
 
-class Graph(KernelParams):
+class Graph(KernelParams, GraphEdges):
     """Nodes wired together, cooked for given parameters, time and frame.
 
     Args:

@@ -9,7 +9,7 @@ from test_ui_explore import _gathered
 from procgen_nb.demo import build_demo_graph
 from procgen_nb.ui import explore
 from procgen_nb.ui.frame import ReportRow
-from procgen_nb.ui.node_diagram import diagram_html, failed_node, node_states
+from procgen_nb.ui.node_diagram import diagram_html, failed_node, layout, node_states
 
 
 def _states(html: str) -> dict[str, str]:
@@ -35,9 +35,57 @@ def test_states_from_a_report_by_hand():
     html = diagram_html(node_states(["a", "b", "c"], rows), edges=[("a", "b"), ("a", "c")])
     assert _states(html) == {"a": "replayed", "b": "planned", "c": "replayed"}
     assert "planned · 2.5 ms" in html
-    # b reads a (an arrow from the box before it); c reads a but not b (no arrow)
-    assert html.count("→") == 1 and html.count(">·<") == 1
-    assert 'title="c: replayed in 0.4 ms; reads a"' in html
+    # one arrow per wire, none between b and c (c does not read b)
+    assert _edges(html) == ["a->b", "a->c"]
+    assert "<title>c: replayed in 0.4 ms; reads a</title>" in html
+
+
+def _edges(html: str) -> list[str]:
+    return re.findall(r'data-edge="([^"]+)"', html)
+
+
+def _boxes(html: str) -> dict[str, tuple[float, float]]:
+    found = re.findall(
+        r'data-node="([^"]+)"[^>]*><title>[^<]*</title><rect x="([\d.]+)" y="([\d.]+)"', html
+    )
+    return {n: (float(x), float(y)) for n, x, y in found}
+
+
+def test_wires_from_edges_placed_by_depth():
+    # points -> keep -> join, points.xy -> join (past keep's column), lone reads nothing
+    wires = [
+        ("points", "", "keep", "points"),
+        ("points", "xy", "join", "a"),
+        ("keep", "", "join", "b"),
+    ]
+    names = ["points", "lone", "keep", "join"]
+    assert layout(names, wires) == {
+        "points": (0, 0),
+        "lone": (0, 1),
+        "keep": (1, 0),
+        "join": (2, 0),
+    }
+    html = diagram_html([(n, "planned", 1.0) for n in names], wires)
+    assert _edges(html) == ["points->keep", "points->join", "keep->join"]
+    boxes = _boxes(html)
+    # columns left to right by depth, rows down in cook order
+    assert boxes["points"][0] < boxes["keep"][0] < boxes["join"][0]
+    assert boxes["points"][0] == boxes["lone"][0] and boxes["lone"][1] > boxes["points"][1]
+    # the input is named where it is not the node it reads, with the entry read
+    labels = re.findall(r'font-size="9" fill="#555">([^<]*)</text>', html)
+    assert labels == ["a (xy)", "b"]  # keep.points reads points: no label
+    assert "<title>join.a reads points.xy</title>" in html
+    assert "<title>join: planned in 1.0 ms; reads points.xy, keep</title>" in html
+    # the wire past keep's column arcs above the boxes (a control point over them)
+    path = re.search(r'data-edge="points->join"><title>[^<]*</title><path d="([^"]+)"', html)[1]
+    top = min(y for _x, y in boxes.values())
+    assert "C" in path and float(path.split("C")[1].split(",")[1].split()[0]) < top
+    # no edges given: a chain in cook order
+    assert _edges(diagram_html([(n, "planned", 1.0) for n in names])) == [
+        "points->lone",
+        "lone->keep",
+        "keep->join",
+    ]
 
 
 def test_the_node_a_failure_names():
@@ -55,9 +103,11 @@ def test_a_graph_view_shows_its_nodes_planned_replayed_and_failed():
         frame = v.wait(60)
         states = _states(v.nodes.value)
         assert list(states) == g.nodes and set(states.values()) == {"planned"}
+        # an arrow per wire of the graph (its edges), not per cook-order neighbour
+        assert _edges(v.nodes.value) == [f"{e.source}->{e.target}" for e in g.edges()]
         ms = {r.name: r.time_ms for r in frame.report}
         for name in g.nodes:  # the time of each node is the report's
-            assert f'title="{name}: planned in {ms[name]:.1f} ms' in v.nodes.value
+            assert f"<title>{name}: planned in {ms[name]:.1f} ms" in v.nodes.value
         v.form.widget("keep.radius").value = 0.3
         v.wait(60)
         assert _states(v.nodes.value)["points"] == "replayed"
