@@ -20,6 +20,7 @@ from ..errors import ParamsError, ProcgenError
 from ..params import Params
 from . import _render
 from .history import History, Presets, save_values
+from .preset_picker import PresetPicker
 from .timeline import PlayControl, Selection, check_play, play_fields, write_movie
 
 #: the folder named presets are kept in when none is given
@@ -37,9 +38,12 @@ class ViewTools:
     target: Any
     frame: Any
 
-    def _init_tools(self) -> widgets.Widget:
-        """Makes the history, the toolbar and the Play control; returns the toolbar box."""
+    def _init_tools(self, presets_folder: str | os.PathLike = PRESETS_FOLDER) -> widgets.Widget:
+        """Makes the history, the toolbar, the preset picker (over ``presets_folder``) and
+        the Play control; returns the toolbar box."""
         self._history = History(self.form.value)
+        #: the folder of the named presets the picker lists
+        self.presets_folder = pathlib.Path(presets_folder)
         self._navigating = False
         #: the values pinned with ``pin()`` (None when none are)
         self.pinned: Params | None = None
@@ -65,12 +69,33 @@ class ViewTools:
         )  # fmt: skip
         self.unpin_button = button("unpin", "stop comparing (view.unpin())", "times", self.unpin)
         self._sync_buttons()
-        rows: list[widgets.Widget] = [
-            widgets.HBox(
-                [self.undo_button, self.redo_button, self.pin_button, self.unpin_button],
-                layout=widgets.Layout(flex_flow="row wrap"),
+        #: draws the racing line coloured by speed, and the lap time on hover (off: the
+        #: cooks compute no racing line); None for a target with no track result
+        self.racing_toggle: widgets.Checkbox | None = None
+        tools = [self.undo_button, self.redo_button, self.pin_button, self.unpin_button]
+        if getattr(self.target, "races", False):
+            self.racing_toggle = widgets.Checkbox(
+                value=False,
+                description="racing line",
+                indent=False,
+                tooltip="draw each env's racing line coloured by speed; hover: its lap time",
+                layout=widgets.Layout(width="auto", margin="0 0 0 8px"),
             )
+            self.racing_toggle.observe(self._racing_toggled, names="value")
+            tools.append(self.racing_toggle)
+        self.racing_error = ""  # why the last racing line could not be drawn ("": it was)
+        rows: list[widgets.Widget] = [
+            widgets.HBox(tools, layout=widgets.Layout(flex_flow="row wrap"))
         ]
+        #: the named presets: a dropdown restores one, a box saves the values as one
+        self.preset_picker = PresetPicker(
+            self.presets_folder,
+            self.form.params_class,
+            lambda: self.form.value,
+            self._apply_preset,
+            self.target.name,
+        )
+        rows.append(self.preset_picker)
         fields = play_fields(self.form.params_class)
         self.play_control = PlayControl(fields, self._play_tick) if fields else None
         if self.play_control is not None:
@@ -131,6 +156,7 @@ class ViewTools:
         """The form took ``values`` (an edit or ``update``): into the history."""
         if not self._navigating:
             self._history.push(values)
+        self.preset_picker.moved(values)
         self._sync_buttons()
 
     def _retract(self, values: Params) -> None:
@@ -152,23 +178,60 @@ class ViewTools:
         """
         return save_values(path, self.form.value, self.target.name)
 
-    def presets(self, folder: str | os.PathLike = PRESETS_FOLDER) -> Presets:
-        """The named presets in ``folder`` (one JSON file per name)."""
-        return Presets(folder)
+    def presets(self, folder: str | os.PathLike | None = None) -> Presets:
+        """The named presets in ``folder`` (one JSON file per name; the picker's folder,
+        ``presets_folder``, when None)."""
+        return Presets(self.presets_folder if folder is None else folder)
 
-    def save_preset(self, name: str, folder: str | os.PathLike = PRESETS_FOLDER) -> pathlib.Path:
-        """Saves the values in effect as preset ``name`` (``folder/name.json``)."""
-        return Presets(folder).save(name, self.form.value, self.target.name)
+    def save_preset(self, name: str, folder: str | os.PathLike | None = None) -> pathlib.Path:
+        """Saves the values in effect as preset ``name`` (``folder/name.json``; the
+        picker's folder when None, and the picker lists it).
 
-    def load_preset(self, name: str, folder: str | os.PathLike = PRESETS_FOLDER) -> Params:
-        """Sets the values of preset ``name`` (a cook follows; the history records it).
+        Raises:
+            ParamsError: for a name that is not letters, digits, ``_``, ``-`` or ``.``.
+        """
+        path = self.presets(folder).save(name, self.form.value, self.target.name)
+        if folder is None or pathlib.Path(folder) == self.presets_folder:
+            self.preset_picker.refresh()
+        return path
+
+    def load_preset(self, name: str, folder: str | os.PathLike | None = None) -> Params:
+        """Sets every value of preset ``name`` exactly (a cook follows; the history records
+        it); the picker's folder when ``folder`` is None.
 
         Raises:
             ParamsError: for a name not saved, or values these Params refuse.
         """
-        values = Presets(folder).load(name, self.form.params_class)
-        self.form.value = values
+        values = self.presets(folder).load(name, self.form.params_class)
+        self._apply_preset(values)
         return self.form.value
+
+    def _apply_preset(self, values: Params) -> None:
+        """Every value of a preset, exactly: controls a value widens show it."""
+        self.form.value = values
+
+    # -- racing line --------------------------------------------------------------------
+    def _racing_toggled(self, change: dict[str, Any]) -> None:
+        """On: the picture in effect is cooked again with its racing line; off: the line
+        goes (nothing cooks)."""
+        if change["new"]:
+            self.canvas.racing_on = True
+            self._loop.request(self._good if self._good is not None else self.form.value)
+        else:
+            self.canvas.race(None)
+
+    def _racing_line(self, params: Params) -> dict[str, Any] | None:
+        """The racing line of the cook of ``params`` just made when the toggle is on (None
+        when off, or when it cannot be computed: ``racing_error`` says why)."""
+        self.racing_error = ""
+        if self.racing_toggle is None or not self.racing_toggle.value:
+            return None
+        try:
+            racing = self.target.racing(params)
+        except ProcgenError as exc:  # a track too narrow for the car, ...: said, not raised
+            self.racing_error = f"racing line: {exc}"
+            return None
+        return racing
 
     # -- compare --------------------------------------------------------------------------
     def pin(self) -> Params:
@@ -195,23 +258,35 @@ class ViewTools:
         self._sync_buttons()
 
     # -- the env clicked ------------------------------------------------------------------
+    def _envs_drawn(self) -> int:
+        """How many envs the frame in effect has (0 before the first cook)."""
+        frame = self.frame
+        envs = len(frame.valid) if frame is not None and frame.valid is not None else 0
+        if frame is not None and frame.tracks is not None:
+            envs = frame.tracks.shape[0]
+        return envs
+
     def select(self, env: int) -> Selection:
         """Selects env ``env`` of the picture (what a click on it does): ``selected`` holds
-        its index, seed, epoch and the code that rebuilds exactly that one track.
+        its index, seed, epoch and the code that rebuilds exactly that one track (a track
+        generator's or a course's: ``selected.alone``). A graph has no one seed (None) and
+        the epoch of its one generator node's ``epoch`` parameter; its code cooks the
+        graph and names the env.
 
         Raises:
             ParamsError: for an index outside the envs drawn.
         """
         frame = self.frame
-        envs = len(frame.valid) if frame is not None and frame.valid is not None else 0
-        if frame is not None and frame.tracks is not None:
-            envs = frame.tracks.shape[0]
+        envs = self._envs_drawn()
         if isinstance(env, bool) or not isinstance(env, int) or not 0 <= env < envs:
             raise ParamsError(f"select(env): expected an env index in [0, {envs - 1}], got {env!r}")
         params = self._good if self._good is not None else self.form.value
         seed, epoch, code = self.target.select(params, env)
         valid = None if frame.valid is None else bool(frame.valid[env])
-        self.selected = Selection(env=env, seed=seed, epoch=epoch, valid=valid, code=code)
+        alone = bool(getattr(self.target, "alone", False))
+        self.selected = Selection(
+            env=env, seed=seed, epoch=epoch, valid=valid, code=code, alone=alone
+        )
         self.canvas.selected = env
         return self.selected
 

@@ -111,6 +111,10 @@ class TrackCanvas(anywidget.AnyWidget):
             overlay says while stale. cook_ms, sent_ms: the cook's time and when it was
             sent (ms since the epoch); timing: when the kernel got the edit and started
             and ended the cook; for the latency split.
+        racing_on: whether the racing line is drawn (the view's "racing line" toggle).
+        racing_envs, racing_points: E and N of the racing line below (0: none).
+        racing_xy: ``[E, N, 2]`` float32 line points (world units), racing_speed ``[E, N]``
+            float32 m/s (the line's colour), lap_time ``[E]`` float32 s (the hover).
     """
 
     _esm = _asset("track_canvas/track_canvas.js")
@@ -144,6 +148,12 @@ class TrackCanvas(anywidget.AnyWidget):
     pin_tracks = traitlets.Bytes(b"").tag(sync=True)
     pin_counts = traitlets.List().tag(sync=True)
     selected = traitlets.Int(-1).tag(sync=True)
+    racing_on = traitlets.Bool(False).tag(sync=True)
+    racing_envs = traitlets.Int(0).tag(sync=True)
+    racing_points = traitlets.Int(0).tag(sync=True)
+    racing_xy = traitlets.Bytes(b"").tag(sync=True)
+    racing_speed = traitlets.Bytes(b"").tag(sync=True)
+    lap_time = traitlets.Bytes(b"").tag(sync=True)
 
     def __init__(self, *, max_envs: int = 64, **kwargs: Any):
         super().__init__(**kwargs)
@@ -177,6 +187,15 @@ class TrackCanvas(anywidget.AnyWidget):
                 [] if frame is None else [[k, _plain(v)] for k, v in frame.counts.items()]
             )
 
+    def race(self, racing: dict[str, Any] | None) -> None:
+        """Draws ``racing`` (as ``show`` takes it) over the picture shown, or no racing line
+        (None), without a new picture."""
+        with self.hold_sync():
+            for k, v in _racing_state(racing).items():
+                if not _same(getattr(self, k), v):
+                    setattr(self, k, v)
+            self.racing_on = racing is not None
+
     def ungrey(self) -> None:
         """Shows the picture as current again (what greyed it is cleared)."""
         with self.hold_sync():
@@ -193,11 +212,14 @@ class TrackCanvas(anywidget.AnyWidget):
         reason_labels: dict[int, str] | None = None,
         width: float | None = None,
         timing: dict[str, float] | None = None,
+        racing: dict[str, Any] | None = None,
     ) -> None:
         """Sends ``frame`` to the browser in one message (and clears ``stale``).
 
         ``timing``: when the kernel got the edit and started and ended the cook (ms since
-        the epoch), carried to the browser for the latency split.
+        the epoch), carried to the browser for the latency split. ``racing``: the racing
+        line drawn over the tracks (``xy [E, N, 2]``, ``speed [E, N]``, ``lap_time [E]``,
+        what ``TrackTarget.racing`` returns), None: none (the same message).
         """
         self._frame = frame
         state: dict[str, Any] = {}
@@ -236,6 +258,7 @@ class TrackCanvas(anywidget.AnyWidget):
             cloud_sizes=_i32(sizes),
             cloud_labels=labels,
         )
+        state.update(_racing_state(racing))
         state["shown"] = min(state["envs"], self.max_envs)
         state["counts"] = [[k, _plain(v)] for k, v in frame.counts.items()]
         state["reason_labels"] = {str(b): t for b, t in (reason_labels or {}).items()}
@@ -325,6 +348,21 @@ def show(result: Any = None, *, max_envs: int = 64, **arrays: Any) -> Any:
     canvas = TrackCanvas(max_envs=max_envs)
     canvas.show(frame)
     return canvas
+
+
+def _racing_state(racing: dict[str, Any] | None) -> dict[str, Any]:
+    """The canvas state of a racing line (empty buffers for None)."""
+    if racing is None:
+        return dict(racing_envs=0, racing_points=0, racing_xy=b"", racing_speed=b"", lap_time=b"")
+    xy = np.asarray(racing["xy"], dtype=np.float32)
+    e, n = xy.shape[:2]
+    return dict(
+        racing_envs=e,
+        racing_points=n,
+        racing_xy=_f32(xy),
+        racing_speed=_f32(np.asarray(racing["speed"]).reshape(e, n)),
+        lap_time=_f32(np.asarray(racing["lap_time"]).reshape(e)),
+    )
 
 
 def _same(old: Any, new: Any) -> bool:

@@ -20,7 +20,7 @@ from ..errors import ProcgenError
 from ..params import Field, Params, params_class
 from .frame import Frame, frame_from
 from .target import Progress, Target, _literal, _no_progress, _timed
-from .track_target import _generator_params, _row, reason_counts
+from .track_target import _generator_params, _row, racing_arrays, reason_counts
 
 #: the fields of every course besides the generators' own Params.
 COURSE_FIELDS: dict[str, Field] = {
@@ -81,6 +81,8 @@ class CourseTarget(Target):
         ParamsError: a starting value a field refuses.
     """
 
+    alone = True
+    races = True
     group = True
 
     def __init__(self, gate_generator: Any, *, generator: str = "polar", **values: Any):
@@ -213,6 +215,7 @@ class CourseTarget(Target):
             progress(0.85, "reading back")
             data, ms, tr = _timed(self._course.numpy)
             rows.append(_row("read back for the view", ms, tr))
+        self.result = self._course  # the Course drawn: its arrays as numpy() read them
         elapsed = (time.perf_counter() - t0) * 1e3
         counts = {
             "valid centerlines": int(data["track_valid"].astype(bool).sum()),
@@ -234,6 +237,26 @@ class CourseTarget(Target):
             "reason": data["reason"],
         }
         return frame_from(result, report=tuple(rows), elapsed_ms=elapsed, traffic=total)
+
+    def racing(self, params: Params) -> dict[str, Any] | None:
+        """The racing line of the course's centerlines (``racing_arrays``, at its
+        ``track_width``)."""
+        if self._course is None:
+            return None
+        return racing_arrays(self._course.track.result, self.width(params))
+
+    def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
+        """Env ``env`` of a batch is env 0 of a course of one at seed ``seed + env`` (the
+        same epoch and parameters: every env draws from its own seed): returns that seed,
+        the epoch and the code that builds that one course alone."""
+        d = params.to_dict()
+        seed = int(d["course.seed"]) + int(env)
+        epoch = int(d["course.epoch"])
+        one = params.replace(**{"course.num_envs": 1, "course.seed": seed})
+        code = self.code(one).replace(
+            "course = build(\n", f"# env {env} of the batch you explored, alone\ncourse = build(\n"
+        )
+        return seed, epoch, code
 
     def code(self, params: Params) -> str:
         args = self._build_args(*self._split(params))

@@ -115,6 +115,17 @@ class GraphTarget(Target):
         frame.counts.update({k: v for k, v in counts.items() if k not in frame.counts})
         return frame
 
+    def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
+        """A graph has no one seed: the seed is None. The epoch is the value of the graph's
+        one ``"<node>.epoch"`` parameter (a track generator's or course's node), None when
+        it has none or several. The code cooks the whole graph with ``params`` (it needs
+        the ``graph`` explored) and names the env: a graph cannot rebuild one env alone."""
+        d = params.to_dict()
+        epochs = [k for k in d if k.endswith(".epoch") and k.count(".") == 1]
+        epoch = int(d[epochs[0]]) if len(epochs) == 1 else None
+        drawn = repr(self._output) if self._output is not None else "the output drawn"
+        return None, epoch, self.code(params) + f"# the env you clicked: index {env} of {drawn}\n"
+
     def code(self, params: Params) -> str:
         # node parameters as they are; a kernel-level value only where it differs from what
         # the node passes (setting one overrides the node)

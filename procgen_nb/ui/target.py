@@ -47,6 +47,11 @@ class Target(abc.ABC):
     group: bool = False
     #: what the last cook returned (a TrackResult, a graph's cook result, ...), or None
     result: Any = None
+    #: whether ``select``'s code rebuilds the env clicked alone (a batch of one env), or
+    #: cooks the whole batch and names the env
+    alone: bool = False
+    #: whether ``racing`` draws a racing line (a target whose cook makes a TrackResult)
+    races: bool = False
 
     @property
     def initial(self) -> Params:
@@ -103,9 +108,14 @@ class Target(abc.ABC):
 
     def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
         """Returns (seed, epoch, code) of env ``env`` of a cook of ``params``: the code
-        cooks ``params`` and picks that env (a target that can rebuild one env alone says
-        so: ``TrackTarget``)."""
+        cooks ``params`` and names that env (a target that can rebuild one env alone sets
+        ``alone`` and says so: ``TrackTarget``, ``CourseTarget``)."""
         return None, None, self.code(params) + f"# the env you clicked: index {env} of the batch\n"
+
+    def racing(self, params: Params) -> dict[str, Any] | None:
+        """The racing line of the last cook (of ``params``) as the canvas draws it
+        (``racing_arrays``), or None for a target with no track result."""
+        return None
 
     def width(self, params: Params) -> float | None:
         """The track width of ``params`` (the clearance the hover shows), or None."""

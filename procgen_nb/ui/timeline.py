@@ -38,7 +38,9 @@ class Selection:
         seed: the seed that env is generated with (None when the target has none).
         epoch: its epoch (None when the target has none).
         valid: whether it is valid (None when the frame does not say).
-        code: Python that rebuilds exactly that one track.
+        code: Python that rebuilds exactly that one track (``alone``), or cooks the batch
+            and names the env (a graph's, a function's).
+        alone: whether ``code`` makes that env alone (a track generator's, a course's).
     """
 
     env: int
@@ -46,6 +48,7 @@ class Selection:
     epoch: int | None
     valid: bool | None
     code: str
+    alone: bool = False
 
 
 def play_fields(cls: type[Params]) -> dict[str, Field]:

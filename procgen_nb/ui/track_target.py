@@ -16,6 +16,13 @@ from ..params import Field, Params, params_class
 from .frame import Frame, ReportRow, frame_from, track_frame
 from .target import Progress, Target, _literal, _no_progress
 
+#: the width in metres the racing line takes a track to be (``racing_arrays``): the car
+#: (``VehicleParams()``, 2 m wide) drives a track ``track_width`` world units wide as one of
+#: this many metres
+RACING_TRACK_M = 12.0
+#: the track width (world units) of the racing line when the values name none
+RACING_WIDTH = 0.05
+
 #: the fields every track generator takes besides its own Params.
 SHARED_FIELDS: dict[str, Field] = {
     "num_envs": Field(16, bounds=(1, 65536), soft=(1, 64), doc="environments generated at once"),
@@ -127,6 +134,9 @@ class TrackTarget(Target):
     Raises:
         ProcgenError: when ``procgen_nb.track_gen`` is not importable (at the first cook).
     """
+
+    alone = True
+    races = True
 
     def __init__(
         self,
@@ -321,6 +331,13 @@ class TrackTarget(Target):
             frame.counts.update(reason_counts(reason, self._labels, "invalid: "))
         return frame
 
+    def racing(self, params: Params) -> dict[str, Any] | None:
+        """The racing line of the TrackResult drawn (``racing_arrays``, at the validity's
+        ``track_width``)."""
+        if self.result is None or not hasattr(self.result, "attributes"):
+            return None
+        return racing_arrays(self.result, self.width(params))
+
     def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
         """Env ``env`` of a batch is env 0 of a batch of one at seed ``seed + env`` (the
         same epoch and parameters): returns that seed, the epoch and its code."""
@@ -382,6 +399,35 @@ def _bound_name(obj: Any, module: str) -> str | None:
         if v is obj and not k.startswith("_"):
             return k
     return None
+
+
+def racing_arrays(result: Any, width: float | None) -> dict[str, np.ndarray]:
+    """Returns the racing line of a ``TrackResult`` as the canvas draws it: ``xy`` ``[E, N,
+    2]`` in world units (the line's metres over the scale), ``speed`` ``[E, N]`` m/s and
+    ``lap_time`` ``[E]`` s (NaN for an env the line cannot drive) and the ``scale``
+    (metres per world unit: a track ``width`` world units wide is ``RACING_TRACK_M``).
+
+    ``track_gen.racing_line`` with ``VehicleParams()``, the result's own widths when it has
+    them (``width_left`` / ``width_right``), else ``width`` (``RACING_WIDTH`` when None)
+    half each side; three readbacks.
+
+    Raises:
+        ParamsError: what ``racing_line`` refuses.
+    """
+    from ..track_gen import racing_line
+
+    w = float(width) if width else RACING_WIDTH
+    scale = RACING_TRACK_M / w
+    own = "width_left" in getattr(result, "attributes", {})
+    half = None if own else w / 2.0
+    line = racing_line(result, w_right=half, w_left=half, scale=scale)
+    e, n, rb = line.num_envs, line.num_points, line.ctx.readback
+    return {
+        "xy": (rb(line.xy.data).reshape(e, n, 2) / scale).astype(np.float32),
+        "speed": rb(line.speed.data).reshape(e, n),
+        "lap_time": rb(line.lap_time.data).reshape(e),
+        "scale": scale,
+    }
 
 
 class _Drawn(NamedTuple):

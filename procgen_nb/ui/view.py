@@ -52,7 +52,7 @@ from ..errors import ProcgenError
 from ..params import Params
 from . import _render, node_diagram
 from ._controls import label_of, readable
-from ._view_tools import ViewTools
+from ._view_tools import PRESETS_FOLDER, ViewTools
 from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
@@ -88,6 +88,8 @@ class ExploreView(ViewTools, widgets.Box):
         cook: cook the starting values at once (in the background).
         poll_interval: seconds between two polls of a graph's ``cpu.read`` digests (a cook
             follows when one moved), a finite number > 0; 0 or None: no polling.
+        presets_folder: the folder of the named presets the view's picker lists and saves
+            to (``"presets"``, relative to the notebook's folder).
         **options: passed to the target (``num_envs``, ``num_points``, ``seed``,
             ``outputs``).
 
@@ -99,6 +101,7 @@ class ExploreView(ViewTools, widgets.Box):
         error: the message of the last failed cook ("" after a cook succeeds).
         cooks: how many cooks finished (succeeded or failed).
         sweep_panel: the sweep mode (a track generator's view), or None.
+        preset_picker: the named presets (``PresetPicker``): choose one, save one.
         poller: the poller of a graph's ``cpu.read`` digests, or None.
 
     Raises:
@@ -119,6 +122,7 @@ class ExploreView(ViewTools, widgets.Box):
         max_envs: int = 64,
         cook: bool = True,
         poll_interval: float | None = POLL_INTERVAL,
+        presets_folder: str | os.PathLike = PRESETS_FOLDER,
         **options: Any,
     ):
         self.poll_interval = check_interval("explore poll_interval", poll_interval, off=True)
@@ -172,7 +176,7 @@ class ExploreView(ViewTools, widgets.Box):
         # view) stays in view while the controls change (sticky: the view's CSS)
         self._form_box = widgets.VBox([self.form, *extra], layout=widgets.Layout(flex="0 1 auto"))
         self._form_box.add_class("procgen-form-box")
-        toolbar = self._init_tools()
+        toolbar = self._init_tools(presets_folder)
         self._left = left = widgets.VBox(
             [
                 title,
@@ -281,7 +285,7 @@ class ExploreView(ViewTools, widgets.Box):
         poller = self.__dict__.get("poller")
         if poller is not None:
             poller.stop()
-        for name in ("form", "canvas", "report", "sweep_panel", "play_control"):
+        for name in ("form", "canvas", "report", "sweep_panel", "play_control", "preset_picker"):
             w = self.__dict__.get(name)
             if w is not None:
                 w.close()
@@ -342,6 +346,7 @@ class ExploreView(ViewTools, widgets.Box):
         new.observe(self._changed, names="value")
         new.observe(self._refused, names="error")
         self.form = new
+        self.preset_picker.params_class = new.params_class  # presets load as the new fields
         self._form_box.children = (new, *self._extra)
         self._show_code()
 
@@ -388,11 +393,19 @@ class ExploreView(ViewTools, widgets.Box):
             self.canvas.ungrey()
 
     def _clicked(self, env: int) -> None:
-        """A click on env ``env`` in the browser."""
+        """A click on env ``env`` in the browser: selects it. A click on an env the frame
+        in effect does not have (the browser still drew an older, larger picture) selects
+        nothing; any other failure is shown in the view's status line, never raised."""
+        if not 0 <= env < self._envs_drawn():
+            return
         try:
             self.select(env)
-        except ProcgenError:
-            pass  # a click on a picture newer than the frame: nothing to select
+        except Exception as exc:  # shown in the view, never raised into the notebook
+            kind = "" if isinstance(exc, ProcgenError) else f"{type(exc).__name__}: "
+            self.status.value = (
+                f"<span style='color:#b00020'>select env {env}: {html.escape(kind + str(exc))}"
+                "</span>"
+            )
 
     def _copy_code(self, _button: Any = None) -> None:
         self.code_area.value = self.code()
@@ -462,12 +475,14 @@ class ExploreView(ViewTools, widgets.Box):
         try:
             with self._device_lock:
                 frame = self.target.cook(params, self._progress if first else _no_progress)
+                racing = self._racing_line(params)  # None unless "racing line" is ticked
             cooked = time.time() * 1e3
             self.canvas.show(
                 frame,
                 reason_labels=self.target.reason_labels(),
                 width=self.target.width(params),
                 timing={"edited": edited, "started": started, "cooked": cooked},
+                racing=racing,
             )
             self.report.value = _render.report_html(frame)
         except Exception as exc:  # shown in the view, never raised into the notebook
@@ -487,7 +502,7 @@ class ExploreView(ViewTools, widgets.Box):
             self.status.value = (
                 f"<span>cooked in {frame.elapsed_ms:.0f} ms · {frame.traffic.launches} launches"
                 f" · {frame.traffic.readbacks} readbacks · {frame.traffic.builds} builds</span>"
-            )
+            ) + (f"<br><span>{html.escape(self.racing_error)}</span>" if self.racing_error else "")
         finally:
             if first:
                 self.progress.value = 1.0
@@ -527,6 +542,7 @@ def explore(
     min_interval: float = 0.0,
     max_envs: int = 64,
     poll_interval: float | None = POLL_INTERVAL,
+    presets_folder: str | os.PathLike = PRESETS_FOLDER,
     **options: Any,
 ) -> ExploreView:
     """Returns a live view of ``target``: its controls beside what it cooks.
@@ -542,6 +558,8 @@ def explore(
             between two polls of them (0.5 s; 0 or None: none); a digest that moved
             cooks the graph again. Polling pauses while the view is hidden and stops with
             ``close()``.
+        presets_folder: the folder of named presets the view's picker lists (a dropdown
+            that restores every value of one) and saves to.
         **options: for a generator ``num_envs``, ``num_points``, ``seed`` (starting
             values); for a graph ``outputs`` (the output to draw).
 
@@ -559,5 +577,6 @@ def explore(
         min_interval=min_interval,
         max_envs=max_envs,
         poll_interval=poll_interval,
+        presets_folder=presets_folder,
         **options,
     )

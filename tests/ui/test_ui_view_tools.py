@@ -200,3 +200,69 @@ def test_play_cooks_each_value_in_order_and_record_writes_the_frames(tmp_path):
             v.record("epoch", [1], tmp_path / "run.gif", fps=0)
     finally:
         v.close()
+
+
+def test_the_preset_picker_restores_every_value_exactly(tmp_path):
+    """Driven as the browser does: type a name, press save, move controls, choose the name
+    in the dropdown; the values and the cook are those of a fresh cook at the preset."""
+    folder = tmp_path / "looks"
+    v = explore(fake_tracks, params=FakeParams, min_interval=0.0, presets_folder=folder)
+    try:
+        v.wait(60)
+        p = v.preset_picker
+        assert p.names() == [] and p.dropdown.value == ""  # no folder yet: none listed
+        v.update(lobes=9, jitter=0.123456789, seed=21)
+        saved = v.value
+        p.name.value = "wide"
+        p.save.click()  # what the browser's click does
+        assert p.names() == ["wide"] and p.dropdown.value == "wide"
+        assert (folder / "wide.json").is_file() and "saved as wide" in p.note.value
+        data = json.loads((folder / "wide.json").read_text())
+        assert data["values"] == saved.to_dict()  # every value, changed or not
+        v.form.widget("lobes").value = 4  # the values move away: the dropdown goes blank
+        v.update(jitter=0.5)
+        v.wait(60)
+        assert p.dropdown.value == "" and v.value != saved
+        p.dropdown.value = "wide"  # a choice in the browser
+        frame = v.wait(60)
+        assert v.value == saved and v.value.jitter == 0.123456789
+        assert v.history[-1] == saved  # the history records it: undo goes back
+        np.testing.assert_array_equal(frame.tracks, _fresh(saved).astype(frame.tracks.dtype))
+        assert "restored wide" in p.note.value
+        # a preset saved from Python shows in the dropdown; a bad name is said, not written
+        v.update(lobes=3)
+        v.save_preset("three")
+        assert p.names() == ["three", "wide"]
+        p.name.value = "../up"
+        p.save.click()
+        assert "preset name: expected letters" in p.note.value and p.names() == ["three", "wide"]
+        (folder / "broken.json").write_text("{not json")
+        p.refresh()
+        p.dropdown.value = "broken"  # a file that does not load: said, nothing changes
+        before = v.value
+        assert "expected JSON written by view.save" in p.note.value
+        assert p.dropdown.value == "" and v.value == before
+        assert v.load_preset("wide") == saved  # the picker's folder when none is given
+    finally:
+        v.close()
+
+
+def test_a_click_on_an_env_the_frame_lacks_selects_nothing_other_errors_are_shown(view):
+    view.select(1)
+    before = view.selected
+    envs = view.frame.tracks.shape[0]
+    view.canvas._on_message(view.canvas, {"type": "select", "env": envs}, [])  # stale click
+    assert view.selected is before and "select env" not in view.status.value
+
+    def broken(params, env):
+        raise RuntimeError("boom")
+
+    view.target.select = broken
+    try:
+        view.canvas._on_message(view.canvas, {"type": "select", "env": 2}, [])
+    finally:
+        del view.target.select
+    assert "select env 2: RuntimeError: boom" in view.status.value
+    assert view.selected is before  # nothing selected, nothing raised
+    view.canvas._on_message(view.canvas, {"type": "select", "env": 2}, [])
+    assert view.selected.env == 2

@@ -3,7 +3,9 @@
 // the counts table and the hover metrics all come from it. Click an env: it is drawn large
 // (drag pans, the wheel zooms, Escape anywhere in the view or "all envs" goes back) and the
 // kernel is told which env (view.selected); no control value is sent. A pinned cook's
-// tracks are drawn faintly behind each env, its counts beside the current ones.
+// tracks are drawn faintly behind each env, its counts beside the current ones. With the
+// view's "racing line" ticked, each env's racing line is drawn coloured by speed and the
+// hover shows its lap time.
 const VALID = "#2a9d4b";
 const INVALID = "#d1495b";
 const GATE = "#1d5fa8";
@@ -11,6 +13,15 @@ const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#5
 const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
 const CLOUD_HEIGHT = 340; // a graph's point clouds: room for its counts and node diagram
+// the racing line's colour by speed, slow to fast (viridis stops)
+const SPEED_STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+function speedColor(t) {
+  const u = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (SPEED_STOPS.length - 1);
+  const i = Math.min(SPEED_STOPS.length - 2, Math.floor(u)), f = u - i;
+  const a = SPEED_STOPS[i], b = SPEED_STOPS[i + 1];
+  const c = (k) => Math.round(a[k] + (b[k] - a[k]) * f);
+  return `rgb(${c(0)},${c(1)},${c(2)})`;
+}
 
 function bytesOf(v) {
   if (!v) return null;
@@ -52,7 +63,14 @@ function render({ model, el: root }) {
     `<span><i style="background:${INVALID}"></i>invalid</span>` +
     `<span><i style="background:${GATE}"></i>gate (number: order)</span>` +
     `<span><b>●</b> start, <b>→</b> direction</span>`;
-  head.append(back, title, legend);
+  // the racing line's key: its colours from the slowest to the fastest speed drawn
+  const speedKey = el("span", "pc-speed-key");
+  speedKey.innerHTML =
+    `racing line <span class="pc-speed-lo"></span> ` +
+    `<i style="background:linear-gradient(90deg,${[0, 0.25, 0.5, 0.75, 1].map(speedColor).join(",")})"></i>` +
+    ` <span class="pc-speed-hi"></span>`;
+  speedKey.style.display = "none";
+  head.append(back, title, legend, speedKey);
   const wrap = el("div", "pc-wrap");
   const canvas = el("canvas", "pc-canvas");
   canvas.tabIndex = 0;
@@ -105,7 +123,19 @@ function render({ model, el: root }) {
       pinN: model.get("pin_points") || 0,
       pinTracks: f32(model.get("pin_tracks")),
       pinCounts: model.get("pin_counts") || [],
+      racing: null,
     };
+    // the racing line (the "racing line" toggle), when it is this picture's
+    const rE = model.get("racing_envs") || 0, rN = model.get("racing_points") || 0;
+    if (model.get("racing_on") && rE === E && rN > 1) {
+      const xy = f32(model.get("racing_xy")), speed = f32(model.get("racing_speed"));
+      const lap = f32(model.get("lap_time"));
+      let lo = Infinity, hi = -Infinity;
+      for (const v of speed) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      if (xy.length === rE * rN * 2 && speed.length === rE * rN) {
+        data.racing = { N: rN, xy, speed, lap, lo, hi: hi > lo ? hi : lo + 1 };
+      }
+    }
     data.ext = extent();
     if (zoom && zoom.env >= data.E) zoom = null;
   }
@@ -192,6 +222,20 @@ function render({ model, el: root }) {
       if (!started) { ctx.moveTo(X(x), Y(y)); started = true; } else ctx.lineTo(X(x), Y(y));
     }
     ctx.stroke();
+    if (data.racing) { // the racing line, each segment coloured by its speed
+      const R = data.racing, M = R.N;
+      ctx.lineWidth = large ? 2.5 : 1.6;
+      for (let i = 0; i < M; i++) {
+        const a = e * M + i, b = e * M + ((i + 1) % M);
+        const x0 = R.xy[a * 2], y0 = R.xy[a * 2 + 1], x1 = R.xy[b * 2], y1 = R.xy[b * 2 + 1];
+        if (!Number.isFinite(x0) || !Number.isFinite(x1)) continue;
+        ctx.strokeStyle = speedColor(((R.speed[a] + R.speed[b]) / 2 - R.lo) / (R.hi - R.lo));
+        ctx.beginPath();
+        ctx.moveTo(X(x0), Y(y0));
+        ctx.lineTo(X(x1), Y(y1));
+        ctx.stroke();
+      }
+    }
     if (N >= 2) {
       const x0 = tracks[e * N * 2], y0 = tracks[e * N * 2 + 1];
       const j = Math.max(1, Math.floor(N / 24));
@@ -387,6 +431,11 @@ function render({ model, el: root }) {
     }
     back.style.display = zoom ? "" : "none";
     legend.style.display = data.shown > 0 ? "" : "none";
+    speedKey.style.display = data.racing && data.shown > 0 ? "" : "none";
+    if (data.racing) {
+      speedKey.querySelector(".pc-speed-lo").textContent = fmt(data.racing.lo, 3);
+      speedKey.querySelector(".pc-speed-hi").textContent = `${fmt(data.racing.hi, 3)} m/s`;
+    }
     const dt = performance.now() - t0;
     return dt;
   }
@@ -494,6 +543,7 @@ function render({ model, el: root }) {
       lines.push(`clearance ${fmt(m[e * 3 + 2])}`);
     }
     if (data.G) lines.push(`gates ${Math.min(data.gateCount[e] || 0, data.G)}`);
+    if (data.racing) lines.push(`<span class="pc-lap">lap time ${fmt(data.racing.lap[e], 4)} s</span>`);
     return lines.join("<br>");
   }
 
@@ -653,6 +703,7 @@ function render({ model, el: root }) {
   const repin = () => { read(); draw(); showCounts(); };
   model.on("change:pin_tracks", repin);
   model.on("change:pin_counts", repin);
+  model.on("change:racing_on", repin);
   if (model.get("seq") > 0) update();
   else { read(); draw(); showCounts(); stale(); }
   return () => {
@@ -664,6 +715,7 @@ function render({ model, el: root }) {
     document.removeEventListener("scroll", onScroll, { capture: true });
     model.off("change:pin_tracks", repin);
     model.off("change:pin_counts", repin);
+    model.off("change:racing_on", repin);
     if (told !== false) model.send({ type: "visibility", visible: false, view: viewId });
     model.off("change:seq", update);
     model.off("change:metrics_seq", metrics);
