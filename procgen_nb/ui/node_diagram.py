@@ -65,9 +65,9 @@ def failed_node(message: str, nodes: Sequence[str]) -> str | None:
 
 
 #: a node box's height, the gaps between columns and rows, and the diagram's margin (px)
-_BOX_H, _GAP_X, _GAP_Y, _PAD = 32, 40, 8, 4
+_BOX_H, _GAP_X, _GAP_Y, _PAD = 28, 40, 4, 4
 #: the band above the boxes that wires past a column arc through (px)
-_ARC = 22
+_ARC = 16
 
 
 def _wires(edges: Sequence[Sequence[str]]) -> list[tuple[str, str, str, str]]:
@@ -180,9 +180,9 @@ def diagram_html(
             f"<title>{html.escape(tip)}</title>"
             f'<rect x="{x}" y="{y}" width="{box_w}" height="{_BOX_H}" rx="5" fill="{fill}" '
             f'stroke="{stroke}" stroke-width="1.5"/>'
-            f'<text x="{x + 6}" y="{y + 13}" font-size="12" font-weight="bold" '
+            f'<text x="{x + 6}" y="{y + 12}" font-size="12" font-weight="bold" '
             f'fill="#222">{html.escape(name)}</text>'
-            f'<text x="{x + 6}" y="{y + 26}" font-size="10" fill="{stroke}">'
+            f'<text x="{x + 6}" y="{y + 23}" font-size="10" fill="{stroke}">'
             f"{html.escape(state + when)}</text></g>"
         )
     legend = " ".join(

@@ -408,3 +408,38 @@ def test_sweep_mode_draws_the_curves_in_place_of_the_picture(session):
     panel.locator("button", has_text="live picture").first.click()
     view.locator("canvas.pc-canvas").wait_for(state="visible")
     assert _kernel(client, "view.browser_values") == sent  # the sweep sent no control value
+
+
+def test_the_racing_line_toggle_draws_it_and_the_hover_shows_the_lap_time(session):
+    """Issue 25 item 3: ticking "racing line" cooks once and draws each env's racing line
+    coloured by speed (its key shows); the hover names the env's lap time, the kernel's
+    racing_line value; unticking takes it away without a cook."""
+    page, client = session
+    view = _view(page, 0)
+    root = view.locator(".procgen-canvas")
+    canvas = view.locator("canvas.pc-canvas")
+    key = view.locator(".pc-speed-key")
+    assert not key.is_visible()  # off by default
+    before = _seq(root)
+    plain = canvas.evaluate("c => c.toDataURL()")
+    view.locator(".widget-checkbox", has_text="racing line").locator("input").click()
+    _wait_seq(page, root, before)
+    key.wait_for(state="visible", timeout=FOLLOW_S * 1000)
+    assert _kernel(client, "view.racing_toggle.value") is True
+    assert canvas.evaluate("c => c.toDataURL()") != plain  # the line is drawn
+    view.screenshot(path=str(ARTIFACTS / "browser_explore_racing.png"))
+    b = canvas.bounding_box()
+    page.mouse.move(b["x"] + 25, b["y"] + 25)
+    tip = view.locator(".pc-tip")
+    tip.wait_for(state="visible")
+    assert tip.get_attribute("data-env") == "0"
+    lap = _kernel(client, "float(np.frombuffer(view.canvas.lap_time, '<f4')[0])")
+    shown = float(tip.locator(".pc-lap").inner_text().split("lap time ", 1)[1].split()[0])
+    assert shown == pytest.approx(lap, rel=1e-3)
+    page.mouse.move(b["x"] - 40, b["y"] - 40)
+    cooks = _kernel(client, "view.cooks")
+    view.locator(".widget-checkbox", has_text="racing line").locator("input").click()
+    key.wait_for(state="hidden", timeout=FOLLOW_S * 1000)
+    assert _kernel(client, "view.cooks") == cooks and _kernel(
+        client, "view.canvas.racing_xy == b''"
+    )

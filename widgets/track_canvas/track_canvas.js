@@ -12,7 +12,7 @@ const GATE = "#1d5fa8";
 const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#555555"];
 const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
-const CLOUD_HEIGHT = 340; // a graph's point clouds: room for its counts and node diagram
+const CLOUD_HEIGHT = 320; // a graph's point clouds: room for its counts and node diagram
 // the racing line's colour by speed, slow to fast (viridis stops)
 const SPEED_STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 function speedColor(t) {
@@ -213,6 +213,7 @@ function render({ model, el: root }) {
     }
     ctx.strokeStyle = ok ? VALID : INVALID;
     ctx.lineWidth = large ? 2 : 1.4;
+    ctx.globalAlpha = data.racing ? 0.45 : 1; // the racing line over it is the one to read
     ctx.beginPath();
     let started = false;
     for (let i = 0; i <= N; i++) {
@@ -222,6 +223,7 @@ function render({ model, el: root }) {
       if (!started) { ctx.moveTo(X(x), Y(y)); started = true; } else ctx.lineTo(X(x), Y(y));
     }
     ctx.stroke();
+    ctx.globalAlpha = 1;
     if (data.racing) { // the racing line, each segment coloured by its speed
       const R = data.racing, M = R.N;
       ctx.lineWidth = large ? 2.5 : 1.6;
