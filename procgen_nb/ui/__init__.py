@@ -12,10 +12,14 @@
   field over its range, drawn as curves).
 - the view's tools: ``view.update(**fields)``, ``undo``/``redo``/``history``,
   ``save(path)`` and ``explore(target, params=path or dict)``, named presets
-  (``Presets``: a folder of such files), ``pin``/``unpin``/``pinned`` (compare),
-  ``select(i)``/``selected`` (the env clicked: its seed, epoch and code), ``result`` (the
-  TrackResult drawn), ``play``/``record`` (a field's values in order; a GIF or MP4), and a
-  graph's node diagram (each node's state and time in the last cook).
+  (``Presets``: a folder of such files; ``PresetPicker``: the view's dropdown that
+  restores one and its box that saves one), ``pin``/``unpin``/``pinned`` (compare),
+  ``select(i)``/``selected`` (the env clicked: its seed, epoch and code that rebuilds it
+  alone for a track generator or a course), ``result`` (the TrackResult or Course drawn),
+  the "racing line" toggle (``track_gen.racing_line`` drawn coloured by speed, the lap
+  time on hover), ``play``/``record`` (a field's values in order; a GIF or MP4), and a
+  graph's node diagram (its wires, ``graph.edges()``, and each node's state and time in
+  the last cook).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .graph_target import GraphTarget
 from .history import History, Presets, load_values, save_values
 from .kernel_form import KernelForm, kernel_form
 from .poll import DigestPoller
+from .preset_picker import PresetPicker
 from .sweep_panel import SweepPanel
 from .target import FunctionTarget, Target
 from .targets import as_target
@@ -54,6 +59,7 @@ __all__ = [
     "KernelForm",
     "ParamsForm",
     "PlayControl",
+    "PresetPicker",
     "Presets",
     "ReportRow",
     "Selection",
