@@ -140,3 +140,23 @@ def test_a_course_draws_the_racing_line_of_its_centerlines():
         np.testing.assert_array_equal(got["lap_time"], want["lap_time"])
     finally:
         v.close()
+
+
+def test_racing_arrays_take_a_results_own_widths():
+    """A result with per-point widths (``width_left`` / ``width_right``) drives between
+    them; without, half the track width each side (by hand: the two differ)."""
+    from procgen_nb.ui.track_target import RACING_WIDTH, racing_arrays
+
+    res = presets.track("polar", num_envs=3, num_points=64, width={"left": 0.04}).generate()
+    got = racing_arrays(res, 0.05)
+    scale = RACING_TRACK_M / 0.05
+    want = racing_line(res, scale=scale).numpy()  # its own widths
+    np.testing.assert_array_equal(got["xy"], (want["xy"] / scale).astype(np.float32))
+    np.testing.assert_array_equal(got["lap_time"], want["lap_time"])
+    assert got["scale"] == scale
+    plain = presets.track("polar", num_envs=3, num_points=64).generate()
+    got = racing_arrays(plain, None)  # no width given: RACING_WIDTH
+    scale = RACING_TRACK_M / RACING_WIDTH
+    half = RACING_WIDTH / 2
+    want = racing_line(plain, w_right=half, w_left=half, scale=scale).numpy()
+    np.testing.assert_array_equal(got["speed"], want["speed"])
