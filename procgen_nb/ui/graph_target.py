@@ -124,7 +124,14 @@ class GraphTarget(Target):
         epochs = [k for k in d if k.endswith(".epoch") and k.count(".") == 1]
         epoch = int(d[epochs[0]]) if len(epochs) == 1 else None
         drawn = repr(self._output) if self._output is not None else "the output drawn"
-        return None, epoch, self.code(params) + f"# the env you clicked: index {env} of {drawn}\n"
+        code = self.code(params) + f"# the env you clicked: index {env} of {drawn}\n"
+        if epoch is not None:  # a generator node: where its seed is
+            node = epochs[0].split(".")[0]
+            code += (
+                f"# {node!r} makes env {env} at its generator's seed + {env} "
+                "(TrackGenerator.config.seed), epoch as above\n"
+            )
+        return None, epoch, code
 
     def code(self, params: Params) -> str:
         # node parameters as they are; a kernel-level value only where it differs from what

@@ -59,9 +59,14 @@ def test_select_on_a_graph_says_what_it_holds():
         # graph (the whole batch) and names the env
         assert (sel.env, sel.seed, sel.epoch, sel.alone) == (2, None, 3, False)
         assert "'track.epoch': 3" in sel.code and "index 2" in sel.code
+        assert "seed + 2 (TrackGenerator.config.seed)" in sel.code
         scope = {"graph": g}
         exec(sel.code, scope)  # noqa: S102
         xy = scope["result"]["track"]["xy"].numpy().reshape(E, 64, 2)
         assert xy[2].tobytes() == frame.tracks[2].astype(xy.dtype).tobytes()
+        # what the code's comment says: the generator's seed + 2 at that epoch, alone
+        one = presets.track(generator="polar", num_envs=1, num_points=64, seed=0 + 2)
+        alone = one.generate(epoch=3).xy.numpy().reshape(1, 64, 2)[0]
+        assert alone.tobytes() == xy[2].tobytes()
     finally:
         v.close()
