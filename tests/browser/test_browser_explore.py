@@ -443,3 +443,22 @@ def test_the_racing_line_toggle_draws_it_and_the_hover_shows_the_lap_time(sessio
     assert _kernel(client, "view.cooks") == cooks and _kernel(
         client, "view.canvas.racing_xy == b''"
     )
+
+
+def test_the_preset_dropdown_restores_every_value_from_the_browser(session):
+    """A preset saved in the kernel shows in the view's dropdown; choosing it in the
+    browser sets exactly its values (and the picture follows them)."""
+    page, client = session
+    view = _view(page, 0)
+    saved = _kernel(client, "[view.save_preset('browser') and None, view.value.to_dict()][1]")
+    _kernel(client, "[view.update(lobes=8, radius_jitter=0.3), view.wait() and None][1]")
+    assert _kernel(client, "view.value.to_dict()") != saved
+    picker = view.locator(".procgen-presets select").first
+    picker.wait_for(state="visible")
+    assert "browser" in picker.evaluate("s => [...s.options].map(o => o.textContent)")
+    root = view.locator(".procgen-canvas")
+    before = _seq(root)
+    picker.select_option(label="browser")  # what choosing it with the mouse does
+    _wait_seq(page, root, before)
+    assert _poll(client, "view.value.to_dict()", saved) == saved
+    assert _kernel(client, "view.preset_picker.dropdown.value") == "browser"
