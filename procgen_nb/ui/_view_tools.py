@@ -40,7 +40,16 @@ class ViewTools:
 
     def _init_tools(self, presets_folder: str | os.PathLike = PRESETS_FOLDER) -> widgets.Widget:
         """Makes the history, the toolbar, the preset picker (over ``presets_folder``) and
-        the Play control; returns the toolbar box."""
+        the Play control; returns the toolbar box.
+
+        Raises:
+            ParamsError: when ``presets_folder`` is not a path (str or os.PathLike).
+        """
+        if not isinstance(presets_folder, str | os.PathLike):
+            raise ParamsError(
+                "explore presets_folder: expected a folder path (str or os.PathLike), "
+                f"got {presets_folder!r}"
+            )
         self._history = History(self.form.value)
         #: the folder of the named presets the picker lists
         self.presets_folder = pathlib.Path(presets_folder)

@@ -10,6 +10,7 @@ refusing names the class has not. ``Presets`` is a folder of such files, one per
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -118,7 +119,8 @@ def save_values(path: str | os.PathLike, params: Params, target: str = "") -> pa
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, p)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # no temporary file where no folder could be
+            tmp.unlink(missing_ok=True)
         raise ParamsError(f"save: expected a writable file path, got {str(p)!r} ({exc})") from exc
     return p
 

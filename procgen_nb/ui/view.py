@@ -105,8 +105,8 @@ class ExploreView(ViewTools, widgets.Box):
         poller: the poller of a graph's ``cpu.read`` digests, or None.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds, or ``poll_interval``
-            is neither a finite number > 0 nor 0 or None.
+        ParamsError: when ``target`` is none of the accepted kinds, ``poll_interval``
+            is neither a finite number > 0 nor 0 or None, or ``presets_folder`` is no path.
     """
 
     frame = traitlets.Any(None)

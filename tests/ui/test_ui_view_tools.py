@@ -266,3 +266,17 @@ def test_a_click_on_an_env_the_frame_lacks_selects_nothing_other_errors_are_show
     assert view.selected is before  # nothing selected, nothing raised
     view.canvas._on_message(view.canvas, {"type": "select", "env": 2}, [])
     assert view.selected.env == 2
+
+
+def test_a_presets_folder_that_is_no_path_is_refused(tmp_path):
+    with pytest.raises(ParamsError, match=r"presets_folder: expected a folder path .*got 5"):
+        explore(fake_tracks, params=FakeParams, presets_folder=5, cook=False)
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # a file where the folder would go: saving says so
+    v = explore(fake_tracks, params=FakeParams, presets_folder=blocked / "sub", cook=False)
+    try:
+        v.preset_picker.save_as("one")
+        assert "save: expected a writable file path" in v.preset_picker.note.value
+        assert v.preset_picker.names() == []
+    finally:
+        v.close()
