@@ -45,7 +45,7 @@ from typing import Any
 from . import cookrun
 from ._derived import derive
 from ._fingerprint import fingerprint
-from ._graph_edges import GraphEdges
+from ._graph_edges import Edge, GraphEdges
 from ._handout import Handouts
 from ._kernel_params import KernelParams
 from ._traffic import Traffic, collect
@@ -58,7 +58,7 @@ from .ops._op import CookScope, cook_scope
 from .params import Field
 from .report import CookReport, NodeReport
 
-__all__ = ["Const", "CookResult", "Graph", "Node", "node"]
+__all__ = ["Const", "CookResult", "Edge", "Graph", "Node", "node"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _versions = itertools.count(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from procgen_nb import Const, Graph
-from procgen_nb._graph_edges import Edge
+from procgen_nb.graph import Edge
 
 
 def _points(n=4):
