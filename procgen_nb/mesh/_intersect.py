@@ -31,6 +31,19 @@ class IntersectResult:
         edges: (e, 2) int32, each cut segment of a length as two vertex ids, once (the
             rims of faces lying in one plane are cut curves too).
         pairs: (p, 2) int32, the crossing (triangle of A, triangle of B) pairs.
+
+    Example:
+        Two unit boxes overlapping by half: the cut curves lie on B's face x = 0.5 inside
+        A and on A's face x = 1 inside B.
+
+        >>> import numpy as np
+        >>> from procgen_nb.mesh import box_mesh, mesh_intersect
+        >>> a, b = box_mesh((0, 0, 0), (1, 1, 1)), box_mesh((0.5, 0, 0), (1.5, 1, 1))
+        >>> cut = mesh_intersect(a, b)
+        >>> np.unique(cut.vertices[:, 0]).tolist()
+        [0.5, 1.0]
+        >>> bool(cut.edges.max() < len(cut.vertices)), cut.pairs.shape[1]
+        (True, 2)
     """
 
     vertices: np.ndarray
@@ -73,6 +86,15 @@ def mesh_intersect(
         ParamsError: an unknown mode, a room or max_room below 1, a cell not > 0.
         UploadError: a mesh that is not (3m, 3) finite corners.
         CapacityError: a triangle whose pieces did not fit in ``max_room``.
+
+    Example:
+        >>> from procgen_nb.mesh import box_mesh, mesh_intersect, mesh_volume
+        >>> a, b = box_mesh((0, 0, 0), (1, 1, 1)), box_mesh((0.5, 0, 0), (1.5, 1, 1))
+        >>> modes = ("union", "intersection", "difference")
+        >>> [round(mesh_volume(mesh_intersect(a, b, mode=m)), 4) for m in modes]
+        [1.5, 0.5, 0.5]
+        >>> len(mesh_intersect(a, b).edges) > 0  # mode "cut": the curves where they cross
+        True
     """
     if not isinstance(mode, str) or mode not in MODES:
         raise ParamsError(f"mesh_intersect mode: expected one of {list(MODES)}, got {mode!r}")

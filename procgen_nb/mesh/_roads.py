@@ -19,7 +19,18 @@ from ._shapes import Mesh
 
 @dataclasses.dataclass
 class RoadOverlap:
-    """What ``road_overlap`` answers: the overlapping triangle pairs, and their quads."""
+    """What ``road_overlap`` answers: the overlapping triangle pairs, and their quads.
+
+    Attributes:
+        pairs: (k, 2) int32 triangle ids (of the road, of the other road or itself).
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.mesh import RoadOverlap
+        >>> hit = RoadOverlap(np.array([[14, 30], [15, 30]], np.int32))
+        >>> hit.overlaps, hit.quads.tolist()  # triangles 2i and 2i + 1 make quad i
+        (True, [[7, 15]])
+    """
 
     pairs: np.ndarray
 
@@ -32,6 +43,7 @@ class RoadOverlap:
 
     @property
     def overlaps(self) -> bool:
+        """Whether any pair overlaps."""
         return len(self.pairs) > 0
 
 
@@ -45,6 +57,18 @@ def road_mesh(xy: Any, width: float) -> Mesh:
     Returns:
         A Mesh in the z = 0 plane: vertex 2i is the left edge at point i, 2i + 1 the
         right; quad i (point i to i + 1) is triangles 2i and 2i + 1.
+
+    Raises:
+        UploadError: ``xy`` not (n, 2) finite points with n >= 3.
+        ParamsError: a width that is not a finite number > 0.
+
+    Example:
+        >>> from procgen_nb.mesh import road_mesh
+        >>> road = road_mesh([[0, 0], [4, 0], [4, 4], [0, 4]], 1.0)
+        >>> road.vertices.shape, road.faces[:2].tolist()  # quad 0: vertices 0, 1, 3, 2
+        ((8, 3), [[0, 1, 3], [0, 3, 2]])
+        >>> float(abs(road.vertices[:, 2]).max())  # flat, in z = 0
+        0.0
     """
     p = np.asarray(xy, np.float64)
     if p.ndim != 2 or p.shape[1] != 2 or len(p) < 3 or not np.isfinite(p).all():
@@ -82,6 +106,26 @@ def road_overlap(
     Returns:
         RoadOverlap: ``pairs`` (k, 2): triangle of this road, triangle of the other (or of
         itself, with the first below the second) whose xy interiors overlap.
+
+    Raises:
+        UploadError: a centerline that ``road_mesh`` refuses.
+        ParamsError: a width not > 0, or ``near`` not an integer >= 0.
+
+    Example:
+        A figure of eight crosses itself (quads 7 and 15 of its 16); a circle does not,
+        and overlaps a copy of itself moved by half the road's width:
+
+        >>> import numpy as np
+        >>> from procgen_nb.mesh import road_overlap
+        >>> t = (np.arange(16) + 0.5) * 2 * np.pi / 16
+        >>> circle = np.stack([np.cos(t), np.sin(t)], 1)
+        >>> eight = np.stack([np.sin(t), np.sin(t) * np.cos(t)], 1)
+        >>> road_overlap(eight, 0.1).quads.tolist()
+        [[7, 15]]
+        >>> road_overlap(circle, 0.1).overlaps
+        False
+        >>> road_overlap(circle, 0.1, other=circle + [0.05, 0]).overlaps
+        True
     """
     near = _whole(near, "road_overlap near", 0)
     with through(ctx, device, "road_overlap") as device:
@@ -131,9 +175,9 @@ def road_overlap_batch(
     The E roads (``road_mesh`` of each closed centerline) are stacked into one soup, each
     lifted to its own layer of grid cells (road e at z = 4 e cells); pairs on different
     layers are not tested (their boxes share no z, even where the grid widens its cells
-    past ``MAX_CELLS`` and layers share them), and TEST=tri2 compares only xy. Against itself, quads ``near`` or
-    fewer apart along a loop are adjacent and not tested. Only the count stage runs: a
-    road overlaps when any of its triangles has a hit.
+    past ``MAX_CELLS`` and layers share them), and TEST=tri2 compares only xy. Against
+    itself, quads ``near`` or fewer apart along a loop are adjacent and not tested. Only
+    the count stage runs: a road overlaps when any of its triangles has a hit.
 
     Args:
         xy: (E, N, 2) closed centerlines, N >= 3.
@@ -145,6 +189,24 @@ def road_overlap_batch(
 
     Returns:
         (E,) bool: True where road e overlaps itself (or other[e]).
+
+    Raises:
+        UploadError: ``xy`` or ``other`` not (E, N, 2) with N >= 3, or ``other`` with
+            another number of roads.
+        ParamsError: a width not > 0, or ``near`` not an integer >= 0.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.mesh import road_overlap_batch
+        >>> t = (np.arange(16) + 0.5) * 2 * np.pi / 16
+        >>> circle = np.stack([np.cos(t), np.sin(t)], 1)
+        >>> eight = np.stack([np.sin(t), np.sin(t) * np.cos(t)], 1)
+        >>> road_overlap_batch(np.stack([circle, eight]), 0.1).tolist()
+        [False, True]
+        >>> far, near = circle + [3, 0], circle + [0.5, 0]
+        >>> pairs = np.stack([circle, circle]), np.stack([far, near])
+        >>> road_overlap_batch(pairs[0], 0.1, other=pairs[1]).tolist()
+        [False, True]
     """
     cell = _length(width, "road_overlap_batch width")
     near = _whole(near, "road_overlap_batch near", 0)

@@ -11,7 +11,21 @@ from ..errors import ParamsError
 
 @dataclasses.dataclass
 class Mesh:
-    """A triangle mesh: ``vertices`` (n, 3) float32 and ``faces`` (m, 3) int32."""
+    """A triangle mesh: ``vertices`` (n, 3) float32 and ``faces`` (m, 3) int32.
+
+    Attributes:
+        vertices: (n, 3) float32 corner positions.
+        faces: (m, 3) int32 vertex ids of each triangle, counter-clockwise seen from
+            outside for a closed mesh.
+
+    Example:
+        >>> from procgen_nb.mesh import Mesh
+        >>> tri = Mesh.from_soup([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+        >>> tri.faces.tolist(), tri.vertices.dtype.name
+        ([[0, 1, 2]], 'float32')
+        >>> tri.soup().shape  # three corners per face
+        (3, 3)
+    """
 
     vertices: np.ndarray
     faces: np.ndarray
@@ -22,12 +36,30 @@ class Mesh:
 
     @classmethod
     def from_soup(cls, corners: np.ndarray) -> Mesh:
+        """The mesh of a triangle soup: (3m, 3) corners (or (m, 3, 3)), one vertex each
+        (nothing welded)."""
         corners = np.asarray(corners, np.float32).reshape(-1, 3)
         return cls(corners, np.arange(len(corners), dtype=np.int32).reshape(-1, 3))
 
 
 def box_mesh(lo, hi) -> Mesh:
-    """An axis-aligned box from corner ``lo`` to ``hi``, 12 triangles facing outward."""
+    """An axis-aligned box from corner ``lo`` to ``hi``, 12 triangles facing outward.
+
+    Args:
+        lo: the (x, y, z) corner with the smallest coordinates.
+        hi: the opposite corner.
+
+    Returns:
+        A closed Mesh of 8 vertices and 12 faces.
+
+    Example:
+        >>> from procgen_nb.mesh import box_mesh
+        >>> box = box_mesh((0, 0, 0), (2, 3, 4))
+        >>> box.vertices.shape, box.faces.shape
+        ((8, 3), (12, 3))
+        >>> box.vertices.max(axis=0).tolist()
+        [2.0, 3.0, 4.0]
+    """
     lo = np.asarray(lo, np.float32)
     hi = np.asarray(hi, np.float32)
     v = np.array(
@@ -45,7 +77,27 @@ def box_mesh(lo, hi) -> Mesh:
 
 
 def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mesh:
-    """A UV sphere: ``n`` rings of ``2n`` segments, closed, facing outward."""
+    """A UV sphere: ``n`` rings of ``2n`` segments, closed, facing outward.
+
+    Args:
+        center: the (x, y, z) centre.
+        radius: the radius (the vertices lie on the sphere, the faces inside it).
+        n: the rings from pole to pole, an integer >= 2.
+
+    Returns:
+        A closed Mesh of ``4n(n - 1)`` faces.
+
+    Raises:
+        ParamsError: ``n`` not an integer >= 2.
+
+    Example:
+        >>> from procgen_nb.mesh import sphere_mesh
+        >>> s = sphere_mesh(radius=2.0, n=4)
+        >>> len(s.faces)  # two caps of 8 triangles and 2 bands of 16
+        48
+        >>> float(abs(s.vertices).max())
+        2.0
+    """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
         raise ParamsError(f"sphere_mesh n: expected an integer >= 2, got {n!r}")
     th = np.linspace(0, np.pi, n + 1)[1:-1]
@@ -73,7 +125,21 @@ def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mes
 
 
 def mesh_volume(mesh: Mesh | np.ndarray) -> float:
-    """The signed volume a closed, outward mesh holds (divergence theorem, float64)."""
+    """The signed volume a closed, outward mesh holds (divergence theorem, float64).
+
+    Args:
+        mesh: a Mesh, or its (3m, 3) triangle corners.
+
+    Returns:
+        The volume; negative where the faces turn inward.
+
+    Example:
+        >>> from procgen_nb.mesh import box_mesh, mesh_volume
+        >>> mesh_volume(box_mesh((0, 0, 0), (2, 3, 4)))
+        24.0
+        >>> mesh_volume(box_mesh((0, 0, 0), (1, 1, 1)).soup()[::-1])  # turned inward
+        -1.0
+    """
     c = (mesh.soup() if isinstance(mesh, Mesh) else np.asarray(mesh)).astype(np.float64)
     c = c.reshape(-1, 3, 3)
     return float(np.einsum("ij,ij->i", c[:, 0], np.cross(c[:, 1], c[:, 2])).sum() / 6.0)
