@@ -126,3 +126,13 @@ def test_the_writing_a_generator_page_runs_and_both_forms_agree(tmp_path):
 
     res = _run_page(DOCS / "writing-a-generator.md", tmp_path)
     assert res.stdout.strip().endswith("of 8 valid")
+
+
+def test_the_getting_started_page_links_binder_at_the_repository_of_pyproject(site):
+    import tomllib
+
+    url = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    repo = url.removeprefix("https://github.com/")
+    html = (site / "getting-started.html").read_text()
+    assert f'href="https://mybinder.org/v2/gh/{repo}/main?urlpath=lab/tree/notebooks"' in html
+    assert f'href="{url}"' in html and "{{" not in html
