@@ -115,7 +115,7 @@ def test_the_parts_write_the_callers_arrays_in_place(monkeypatch, small_split):
     _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
     res, N = split.result, 32
     for p in split._parts:
-        a = p._offset
+        a = p._share[1]
         assert p.result.xy.ptr == res.xy.ptr + a * N * 8
         assert p.result.valid.ptr == res.valid.ptr + a * 4
         assert p.seeds.ptr == split.seeds.ptr + a * 4
