@@ -188,6 +188,8 @@ class GateGenerator(_Pipeline):
             (each a ``ValueError``).
     """
 
+    _what = "gate generator"
+
     def __init__(
         self,
         config: GateGenConfig,
@@ -205,8 +207,6 @@ class GateGenerator(_Pipeline):
             _track_input(track, config.num_envs)
         self._track = track
         self._setup(config)
-
-    _what = "gate generator"
 
     # -- construction --------------------------------------------------------------------
     def _setup(self, config: GateGenConfig) -> None:
