@@ -295,8 +295,6 @@ NOT_YET_PRIVATE: dict[tuple[str, str], str] = {
     ("lua._convert", "kind_of"): "LuaState's tables",
     ("lua._convert", "to_lua"): "LuaState's tables",
     ("ops.cpu", "_envs"): "Dynamic._env",
-    ("track_gen.gates._registry", "available"): "Registry._specs",
-    ("track_gen.gates._registry", "lookup"): "Registry._specs",
     ("track_gen.metrics", "enqueue"): "TrackResult._metric_arrays",
     ("track_gen.racing", "_inputs"): "TrackResult._metric_arrays",
     ("track_gen.sweep", "sweep"): "TrackGenerator._override",
