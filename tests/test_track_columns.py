@@ -195,3 +195,77 @@ def test_a_params_field_named_epoch_is_refused_as_a_node():
     )
     with pytest.raises(pg.GeneratorError, match=r"without an 'epoch' field .*got one in"):
         tg.node()
+
+
+def _course_with(track_params=None, gate_params=None, **tk):
+    return Course(
+        TrackGenConfig(
+            generator="polar",
+            num_envs=4,
+            num_points=64,
+            seed=5,
+            device="cpu",
+            generator_params=track_params,
+            **tk,
+        ),
+        GateGenConfig(
+            generator="arc_length", num_envs=4, seed=5, device="cpu", generator_params=gate_params
+        ),
+    )
+
+
+def _same_course(cols, fresh):
+    """The node's columns against a course made fresh and read back with ``numpy()``."""
+    data = fresh.numpy()
+    assert np.array_equal(cols["valid"].numpy(), data["valid"])
+    assert np.array_equal(cols["xy"].numpy().reshape(data["xy"].shape), data["xy"])
+    assert np.array_equal(cols["gate_count"].numpy(), data["gate_count"])
+    got = cols["gate_position"].numpy().reshape(data["gate_position"].shape)
+    assert np.array_equal(got, data["gate_position"], equal_nan=True)
+    assert np.array_equal(cols["s"].numpy(), data["s"].reshape(-1), equal_nan=True)
+    assert int(cols["valid_count"].words.numpy()[0]) == int(np.count_nonzero(data["valid"]))
+
+
+def test_a_course_node_offers_every_params_field_static_ones_plan_again():
+    course = _course()
+    g = pg.Graph("course")
+    g.add("course", course.node())
+    fields = g.params()
+    static = {"course.track_lobes", "course.track_validity_road_overlap", "course.gates_max_count"}
+    dynamic = {
+        "course.track_radius_jitter",
+        "course.track_validity_track_width",
+        "course.gates_jitter",
+    }
+    assert static | dynamic | {"course.epoch"} <= set(fields)
+    assert not any(fields[k].dynamic for k in static)
+    assert all(fields[k].dynamic for k in dynamic)
+    offered = as_target(g).params_class.fields()  # what explore() shows of the graph
+    assert static | dynamic <= set(offered) and not offered["course.track_lobes"].dynamic
+    g.cook()
+    plans = cookrun.counts().plans
+    moved = {"course.track_lobes": 5, "course.gates_max_count": 12, "course.epoch": 1}
+    out = g.cook(params=moved)
+    assert cookrun.counts().plans == plans + 1  # a static field: the node plans again
+    assert course.track.params.lobes == 5 and course.gates.params.max_count == 12
+    fresh = _course_with({"lobes": 5}, {"max_count": 12})
+    _same_course(out["course"], fresh.generate(epoch=1))
+    # then a dynamic field of each generator: replayed over the rebuilt course, exact
+    plans = cookrun.counts().plans
+    moved |= {"course.track_radius_jitter": 0.7, "course.gates_jitter": 0.5, "course.epoch": 3}
+    out = g.cook(params=moved)
+    assert cookrun.counts().plans == plans
+    fresh = _course_with({"lobes": 5, "radius_jitter": 0.7}, {"max_count": 12, "jitter": 0.5})
+    _same_course(out["course"], fresh.generate(epoch=3))
+
+
+def test_a_course_node_refuses_a_static_value_out_of_bounds_and_keeps_the_course():
+    course = _course()
+    g = pg.Graph("course")
+    g.add("course", course.node())
+    out = g.cook(params={"course.epoch": 2})
+    before = out["course"]["xy"].numpy().copy()
+    with pytest.raises(pg.ParamsError, match="lobes"):
+        g.cook(params={"course.track_lobes": 2})  # PolarParams' bounds (3, 64)
+    assert course.track.params.lobes == 8
+    assert np.array_equal(course.xy.numpy(), before)
