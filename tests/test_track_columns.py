@@ -269,3 +269,59 @@ def test_a_course_node_refuses_a_static_value_out_of_bounds_and_keeps_the_course
         g.cook(params={"course.track_lobes": 2})  # PolarParams' bounds (3, 64)
     assert course.track.params.lobes == 8
     assert np.array_equal(course.xy.numpy(), before)
+
+
+def _shared(tg):
+    """Two nodes of one generator, each compacting its own valid envs downstream."""
+    g = pg.Graph("shared")
+    g.add("a", tg.node())
+    g.add("b", tg.node())
+    g.add("keep_a", _keep, tracks="a")
+    g.add("keep_b", _keep, tracks="b")
+    return g
+
+
+def _alone(jitter, epoch):
+    """The reference: a generator of its own, updated and called once (read with NumPy)."""
+    tg = _tg()
+    tg.update(generator_params={"radius_jitter": jitter})
+    res = tg.generate(epoch=epoch)
+    return res.xy.numpy(), res.valid.numpy()
+
+
+def test_two_nodes_of_one_generator_replay_each_its_own_call():
+    tg = _tg()
+    g = _shared(tg)
+    for i, jitter in enumerate([0.3, 0.55, 0.8]):
+        params = {"a.radius_jitter": jitter, "a.epoch": i, "b.radius_jitter": 0.1, "b.epoch": 9}
+        plans = cookrun.counts().plans
+        before = pg.traffic()
+        out = g.cook(params=params)
+        assert (pg.traffic() - before).readbacks == 0
+        if i:  # a dynamic field moved: the graph's recording replays, no plan
+            assert cookrun.counts().plans == plans and out.report.replayed
+        fresh = _shared(_tg()).cook(params=params)
+        for node, (j, e) in (("a", (jitter, i)), ("b", (0.1, 9))):
+            xy, valid = _alone(j, e)
+            assert np.array_equal(out[node]["xy"].numpy().reshape(xy.shape), xy)
+            assert np.array_equal(out[node]["valid"].numpy(), valid)
+            assert out[node]["xy"].numpy().tobytes() == fresh[node]["xy"].numpy().tobytes()
+            n, idx, turning = _read({"keep": out[f"keep_{node}"]})
+            assert idx.tolist() == np.flatnonzero(valid).tolist()
+            assert (n, idx.tolist(), turning.tolist()) == tuple(
+                x if isinstance(x, int) else x.tolist()
+                for x in _read({"keep": fresh[f"keep_{node}"]})
+            )
+
+
+def test_a_node_output_keeps_its_call_when_the_generator_is_called_outside():
+    tg = _tg()
+    g = pg.Graph("one")
+    g.add("tracks", tg.node())
+    out = g.cook(params={"tracks.epoch": 2})
+    xy = out["tracks"]["xy"].numpy().copy()
+    tg.generate(epoch=11)  # another cell calls the generator
+    assert np.array_equal(out["tracks"]["xy"].numpy(), xy)
+    assert not np.array_equal(tg.result.xy.numpy(), xy)
+    again = g.cook(params={"tracks.epoch": 2})  # stale arrays: the recording runs again
+    assert np.array_equal(again["tracks"]["xy"].numpy(), xy)

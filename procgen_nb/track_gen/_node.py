@@ -7,6 +7,8 @@ The node's parameters are the generator's Params fields, its validity's and z pr
 calls ``update`` with what moved and ``generate(epoch=...)``, and answers the result as the
 runtime's types: ``xy`` a Vec2 Column, ``valid`` an Int column, ``valid_count`` a live
 count, so the next node compacts the valid envs on the device with nothing read back.
+The node answers its own device copy of them (``_own``): two nodes of one generator, or a
+call outside the graph, never write over a node's output.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..columns import Record
+from ..columns import Column, LiveCount, Record
 from ..errors import GeneratorError
 from ..nodes import Node
 from ..params import Field, Params
@@ -135,7 +137,7 @@ def track_node(tg: Any, name: str | None = None) -> Node:
     def run(**values: Any) -> Record:
         epoch = values.pop("epoch")
         _apply(groups, _moves(groups, owner, values))
-        return tg.generate(epoch=epoch).columns()
+        return _own(tg.generate(epoch=epoch).columns(), tg.ctx)
 
     return _node(run, fields, name or f"track_{tg.stage.name}", label, tg.config.epoch)
 
@@ -175,9 +177,32 @@ def course_node(course: Any, restart: Callable[[], None], name: str | None = Non
             finally:
                 restart()  # the course's buffers and steps over the generators' new ones
         _apply(groups, {i: v for i, v in dynamic.items() if v})
-        return course.generate(epoch=epoch).columns()
+        return _own(course.generate(epoch=epoch).columns(), course.ctx)
 
     return _node(run, fields, name or "course", "Course", course.track.config.epoch)
+
+
+def _own(cols: Record, ctx: Any) -> Record:
+    """The node's own copy of a call's columns (device copies, recorded with the call).
+
+    A generator writes the same arrays every call: a second node of the same generator, or
+    a call outside the graph, would write over what this node answered. The copies are
+    made new at each plan and written again by each replay, so the node's output holds its
+    own call's words whoever calls the generator afterwards; nothing is read back.
+    """
+    out = Record()
+    for key, value in cols.items():
+        if isinstance(value, Column):
+            data = ctx.empty(value.data.shape, value.data.dtype)
+            ctx.copy(data, value.data)
+            out[key] = Column(data, value.type, table=value.table)
+        elif isinstance(value, LiveCount):
+            words = ctx.empty(1, value.words.dtype)
+            ctx.copy(words, value.words)
+            out[key] = LiveCount(words, value.capacity)
+        else:
+            out[key] = value
+    return out
 
 
 class _Now:
