@@ -325,3 +325,68 @@ def test_a_node_output_keeps_its_call_when_the_generator_is_called_outside():
     assert not np.array_equal(tg.result.xy.numpy(), xy)
     again = g.cook(params={"tracks.epoch": 2})  # stale arrays: the recording runs again
     assert np.array_equal(again["tracks"]["xy"].numpy(), xy)
+
+
+def test_result_geometry_has_point_and_env_classes_with_no_readback():
+    E, N = 6, 16
+    tg = _tg(generator="hull", num_envs=E, num_points=N, seed=3, z_profile=True)
+    res = tg.generate(epoch=2)
+    before = pg.traffic()
+    geo = res.geometry()
+    d = pg.traffic() - before
+    assert (d.readbacks, d.launches) == (0, 1)  # the env index, made once
+    assert sorted(geo.classes) == ["env", "point"]
+    assert geo.point.count == E * N and geo.env.count == E
+    assert geo.point["xy"].type == "Vec2" and geo.point["env"].type == "Int"
+    again = pg.traffic()
+    geo = res.geometry()
+    assert (pg.traffic() - again).launches == 0
+    xy = res.xy.numpy()
+    assert np.array_equal(geo.point["xy"].numpy(), xy)
+    assert geo.point["env"].numpy().tolist() == np.repeat(np.arange(E), N).tolist()
+    assert np.array_equal(geo.point["z"].numpy(), res.attributes["z"].numpy())
+    valid = res.valid.numpy()
+    assert np.array_equal(geo.env["valid"].numpy(), valid)
+    assert np.array_equal(geo.env["reason"].numpy(), res.reason.numpy())
+    # each env's seed and points against that env made alone from its base seed
+    seeds = geo.env["seed"].numpy()
+    base = tg.config.env_seed_values()
+    for e in (0, E - 1):
+        one = _tg(generator="hull", num_envs=1, num_points=N, env_seeds=[base[e]], z_profile=True)
+        alone = one.generate(epoch=2).geometry()
+        assert alone.env["seed"].numpy()[0] == seeds[e]
+        assert np.array_equal(alone.point["xy"].numpy(), xy[e * N : (e + 1) * N])
+    assert len(set(seeds.tolist())) == E  # and they are the call's, not one per batch
+
+
+@pg.node
+def _valid_seeds(tracks):
+    """The seeds of the valid envs, compacted on the device from a Geometry's env class."""
+    env = tracks.env
+    kept = ops.device.kernel(kernel=COMPACT, bind={"flags": env["valid"]}, domain=env)["columns"]
+    seeds = ops.device.kernel(
+        kernel=GATHER,
+        specialize={"TYPE": "i32"},
+        bind={"src": env["seed"], "idx": kept["indices"]},
+        domain=kept["indices_count"],
+    )["columns"]["dst"]
+    return {"count": kept["indices_count"], "seeds": seeds}
+
+
+def test_a_graph_compacts_a_result_geometry_on_the_device():
+    tg = _tg(generator="hull", num_envs=24)
+
+    @pg.node
+    def tracks():
+        return tg.generate(epoch=0).geometry()
+
+    g = pg.Graph("geometry")
+    g.add("tracks", tracks)
+    g.add("seeds", _valid_seeds, tracks="tracks")
+    before = pg.traffic()
+    out = g.cook()
+    assert (pg.traffic() - before).readbacks == 0
+    n = int(out["seeds"]["count"].words.numpy()[0])
+    valid, seeds = tg.result.valid.numpy(), tg.result.seeds.numpy()
+    assert 0 < n < 24
+    assert out["seeds"]["seeds"].numpy()[:n].tolist() == seeds[valid != 0].tolist()

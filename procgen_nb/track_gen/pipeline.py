@@ -148,6 +148,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
             num_envs=E,
             num_points=N,
             ctx=self.ctx,
+            seeds=self.seeds,
         )
         self._steps: list[_Step] = []
         self._counts_written: wp.array | None = None
