@@ -10,7 +10,9 @@ style through napoleon). ``tests/test_docs_site.py`` builds it with warnings as 
 from __future__ import annotations
 
 import os
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -33,7 +35,19 @@ exclude_patterns = ["_build", "notebooks/sanitize.cfg", "**/.ipynb_checkpoints"]
 nb_execution_mode = "off"
 # a widget's view needs its live kernel: a saved page shows the PNG each view carries
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
+
+#: the repository's address, from its one place: pyproject.toml's [project.urls]
+REPOSITORY = tomllib.loads((HERE.parent / "pyproject.toml").read_text())["project"]["urls"][
+    "Repository"
+]
+_OWNER_REPO = re.fullmatch(r"https://github\.com/([\w.-]+/[\w.-]+)", REPOSITORY).group(1)
+#: Binder's launch of the notebooks in JupyterLab, built from the repository's address
+BINDER = f"https://mybinder.org/v2/gh/{_OWNER_REPO}/main?urlpath=lab/tree/notebooks"
+myst_substitutions = {
+    "binder_badge": f"[![Binder](https://mybinder.org/badge_logo.svg)]({BINDER})",
+    "repository": f"[the repository]({REPOSITORY})",
+}
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"

@@ -91,7 +91,7 @@ class Column:
         return self.live.capacity if self.live is not None else None
 
     @property
-    def _liveCount(self) -> wp.array | None:  # noqa: N802 - the seed's name
+    def _liveCount(self) -> wp.array | None:  # noqa: N802 - the 0.1 interface's name
         return self.live.words if self.live is not None else None
 
     @property
@@ -284,7 +284,7 @@ class Geometry:
 class Part:
     """A part of a Geometry: chosen classes, and in each chosen columns over its count.
 
-    The seed lets ``transfer.readback`` take "a Geometry or a Part, which answers the copy
+    The 0.1 interface lets ``transfer.readback`` take "a Geometry or a Part, which answers the copy
     holding what its columns held". A Geometry here is classes, each a Domain of columns
     over one count, so a part of it is the same thing cut down: some of its classes, and
     of each some of its columns, still over the class's count (a piece named by class

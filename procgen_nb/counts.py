@@ -79,7 +79,7 @@ class LiveCount:
     def __repr__(self) -> str:
         return f"LiveCount(capacity={self.capacity}, device={self.device!r})"
 
-    # -- count arithmetic (the seed's ``geometry.point.count * 8``, ``count + 1``) -------
+    # -- count arithmetic (the 0.1 interface's ``geometry.point.count * 8``, ``count + 1``) -------
     def _count(self) -> Any:
         return count(self)
 

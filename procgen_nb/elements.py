@@ -65,7 +65,7 @@ class Element:
 
 @dataclasses.dataclass(frozen=True)
 class ColumnType:
-    """A column type (the seed's Float, Int, UInt, Vec2, Vec3, Vec4, Color, String).
+    """A column type (the 0.1 interface's Float, Int, UInt, Vec2, Vec3, Vec4, Color, String).
 
     Attributes:
         name: the type's name.

@@ -3,6 +3,7 @@ notebooks' stored outputs and the docstrings, and says what a newcomer looks for
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -38,6 +39,7 @@ TERMS = [
     "launch context",
     "digest",
     "validity",
+    "inert value",
 ]
 
 
@@ -121,8 +123,44 @@ def test_no_page_points_to_documents_a_clone_does_not_have():
         assert "the seed's" not in text, page.name
 
 
+#: a design document a clone does not have, named as "the seed" or by its path
+DESIGN_DOC = re.compile(
+    r"the seed's|abi seed|seeds?/0|seed 0\d\d|\.\./shared|DESIGN\.md"
+    r"|the seed (says|describes|asks|lets|defines|charges|names)",
+    re.IGNORECASE,
+)
+
+
+def test_no_docstring_notebook_or_page_speaks_of_a_design_document():
+    """The package's docstrings and comments, the notebooks' cells and the pages speak of
+    the project alone: "the seed" is a random seed, a rule of the 0.1 interface says so."""
+    sources = [*(ROOT / "procgen_nb").rglob("*.py"), *(ROOT / "kernels").rglob("*.py")]
+    texts = {str(p.relative_to(ROOT)): p.read_text() for p in sources}
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        cells = json.loads(nb.read_text())["cells"]
+        texts[nb.name] = "\n".join("".join(c["source"]) for c in cells)
+    for page in [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "README.md"]:
+        texts[page.name] = page.read_text()
+    found = {k: m.group(0) for k, t in texts.items() if (m := DESIGN_DOC.search(t))}
+    assert found == {}, f"names a design document a reader does not have: {found}"
+    assert len(texts) > 100  # the package was read
+    assert DESIGN_DOC.search("as the seed says") and not DESIGN_DOC.search(
+        "seed=3, the seed of env 0"
+    )
+
+
 def test_the_writing_a_generator_page_runs_and_both_forms_agree(tmp_path):
     from test_readme import _run_page
 
     res = _run_page(DOCS / "writing-a-generator.md", tmp_path)
     assert res.stdout.strip().endswith("of 8 valid")
+
+
+def test_the_getting_started_page_links_binder_at_the_repository_of_pyproject(site):
+    import tomllib
+
+    url = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    repo = url.removeprefix("https://github.com/")
+    html = (site / "getting-started.html").read_text()
+    assert f'href="https://mybinder.org/v2/gh/{repo}/main?urlpath=lab/tree/notebooks"' in html
+    assert f'href="{url}"' in html and "{{" not in html

@@ -1,6 +1,11 @@
 """The docstring examples of the public functions run as written (doctest), and every
-public function of ``ops``, ``track_gen.ops`` and ``mesh`` has one: in its docstring, or
-for ``mesh`` (a module at its size limit) on the docs page ``docs/meshes.md``."""
+public function of ``ops``, ``track_gen.ops``, ``mesh`` and ``track_gen.export`` has one
+that calls it (functions, ops and nodes; the examples of their public classes run too).
+
+A module's public functions are its ``__all__``'s; where a module has no ``__all__``
+(``ops.transfer``, ``ops.cpu``) they are the ops and functions it defines whose names do
+not start with ``_``. The docs page ``docs/meshes.md`` runs as a doctest too.
+"""
 
 from __future__ import annotations
 
@@ -11,41 +16,92 @@ from pathlib import Path
 
 import pytest
 
-from procgen_nb import mesh
+from procgen_nb import mesh, ops
 from procgen_nb import track_gen as _tg
+from procgen_nb.nodes import Node
 from procgen_nb.ops import cpu, device, transfer
+from procgen_nb.ops._op import Op
+from procgen_nb.track_gen import export
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
-
-def _public(module, names=None):
-    names = names if names is not None else module.__all__
-    return {f"{module.__name__}.{n}": getattr(module, n) for n in names}
+#: the modules whose public functions each carry a runnable example
+MODULES = [ops, device, transfer, cpu, _tg.ops, mesh, export]
 
 
-#: every public function whose docstring carries its example
-DOCUMENTED = {
-    **_public(transfer, ["upload", "readback"]),
-    **_public(device),
-    **_public(cpu, ["call", "read"]),
-    **{
-        k: v
-        for k, v in _public(_tg.ops).items()
-        if inspect.isfunction(v)  # the scratch classes and the funcs module are not calls
-    },
-}
+def _callable(obj) -> bool:
+    """A function, an op or a node (what a user calls), not a class, module or constant."""
+    return inspect.isfunction(obj) or isinstance(obj, Op | Node)
 
 
-@pytest.mark.parametrize("name", sorted(DOCUMENTED))
-def test_the_docstring_example_runs(name):
-    obj = DOCUMENTED[name]
-    tests = doctest.DocTestFinder(recurse=False).find(obj, name, globs={})
-    examples = [ex for t in tests for ex in t.examples]
-    assert examples, f"{name} has no example in its docstring"
+def _names(module) -> list[str]:
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    return [
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_")
+        and (isinstance(v, Op) or (inspect.isfunction(v) and v.__module__ == module.__name__))
+    ]
+
+
+def public(kind) -> dict[str, object]:
+    """``module.name`` -> object for each public name of MODULES that ``kind`` accepts."""
+    out = {}
+    for module in MODULES:
+        for n in _names(module):
+            obj = getattr(module, n)
+            if kind(obj):
+                out[f"{module.__name__}.{n}"] = obj
+    return out
+
+
+FUNCTIONS = public(_callable)
+CLASSES = public(
+    lambda o: inspect.isclass(o) and not issubclass(o, BaseException) and o.__doc__ is not None
+)
+
+
+def _run(tests) -> doctest.DocTestRunner:
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     for t in tests:
         runner.run(t)
+    return runner
+
+
+def test_the_public_functions_are_found():
+    """The discovery finds what each module offers (a broken finder would pass vacuously)."""
+    short = {k.rpartition(".")[2] for k in FUNCTIONS}
+    for name in ["upload", "readback", "call", "read", "kernel", "current_cook"]:
+        assert name in short
+    for name in ["arc_resample", "check_tracks", "box_mesh", "mesh_intersect", "road_overlap"]:
+        assert name in short
+    for name in ["export", "tracks", "tumftm", "tumftm_csv", "ros_map", "ros_map_files"]:
+        assert name in short
+    assert "procgen_nb.track_gen.export.FORMATS" not in FUNCTIONS  # a constant
+    assert "procgen_nb.ops.device" not in FUNCTIONS  # a module
+    assert {"procgen_nb.mesh.Mesh", "procgen_nb.track_gen.export.Track"} <= set(CLASSES)
+    assert len(FUNCTIONS) >= 50
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_the_docstring_example_runs(name):
+    obj = FUNCTIONS[name]
+    tests = doctest.DocTestFinder(recurse=False).find(obj, name, globs={})
+    examples = [ex for t in tests for ex in t.examples]
+    assert examples, f"{name} has no >>> example in its docstring"
+    short = name.rpartition(".")[2]
+    calls = "\n".join(ex.source for ex in examples)
+    assert re.search(rf"\b{short}\(", calls), f"{name}'s example never calls {short}()"
+    runner = _run(tests)
+    assert runner.failures == 0, f"{name}: {runner.failures} example(s) failed (see above)"
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_the_examples_of_a_public_class_run(name):
+    tests = doctest.DocTestFinder().find(CLASSES[name], name, globs={})
+    runner = _run(tests)
     assert runner.failures == 0, f"{name}: {runner.failures} example(s) failed (see above)"
 
 
@@ -58,6 +114,17 @@ def test_a_wrong_expected_value_fails():
     assert runner.failures == 1
 
 
+def test_a_function_without_an_example_is_found():
+    """The check that an example exists sees a docstring with none (a module's own)."""
+
+    def undocumented():
+        """Says what it does, and shows nothing."""
+
+    tests = doctest.DocTestFinder(recurse=False).find(undocumented, "undocumented", globs={})
+    assert [ex for t in tests for ex in t.examples] == []
+    assert _callable(undocumented) and not _callable(export.Track) and not _callable(device)
+
+
 def test_the_mesh_page_runs_and_shows_every_public_function():
     page = (ROOT / "docs" / "meshes.md").read_text()
     blocks = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
@@ -67,6 +134,5 @@ def test_the_mesh_page_runs_and_shows_every_public_function():
         runner.run(parser.get_doctest(block, {}, f"meshes.md[{k}]", "docs/meshes.md", 0))
     assert runner.tries >= 20 and runner.failures == 0
     shown = "\n".join(blocks)
-    functions = [n for n in mesh.__all__ if inspect.isfunction(getattr(mesh, n))]
-    for name in [*functions, "mesh_intersect"]:
+    for name in [n for n in mesh.__all__ if _callable(getattr(mesh, n))]:
         assert re.search(rf">>> .*\b{name}\(", shown), f"docs/meshes.md runs no {name}()"

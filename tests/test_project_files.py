@@ -39,3 +39,12 @@ def test_contributing_says_how_to_test_the_layers_and_the_commit_style():
     assert second in text  # the test command is the README's, word for word
     assert "docs/architecture.md" in text
     assert "at most 72 characters" in text
+
+
+def test_contributing_lists_the_layers_of_the_architecture_page_in_order():
+    arch = (ROOT / "docs" / "architecture.md").read_text()
+    table = arch[arch.index("## Layers") : arch.index("### Inside track_gen")]
+    layers = re.findall(r"^\| ([a-z ]+) \| `", table, re.M)
+    assert layers[:2] == ["base", "runtime"] and len(layers) == 7
+    listed = re.findall(r"^\d\. \*\*([a-z ]+)\*\*", (ROOT / "CONTRIBUTING.md").read_text(), re.M)
+    assert listed == layers

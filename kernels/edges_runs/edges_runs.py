@@ -5,12 +5,12 @@ vertex), over the domain (a live count: the half-edges of the live faces).
 
 STAGE=heads: ``flag[i]`` is 1 where a run starts (``i == 0`` or the key differs from slot
 ``i - 1``), else 0; ``runs[0]`` counts the runs (the edges; a count for the table stage).
-Past the live count (the seed's table): ``flag`` is 0.
+Past the live count (the inert values): ``flag`` is 0.
 
 STAGE=table: ``edge`` comes in holding the inclusive scan of ``flag`` and goes out holding
 the run of each half-edge (``edge[i] - 1``: the mesh edge it is a side of). For a run r
 starting at slot i, ``a[r] = ka[i]``, ``b[r] = kb[i]`` and ``fcount[r]`` is the run's length
-(how many faces share the edge). Past the live count (the seed's table): ``a`` and ``b``
+(how many faces share the edge). Past the live count (the inert values): ``a`` and ``b``
 are -1 and ``fcount`` 0 (slots past the run count stay so, as the outputs are filled
 before the dispatch), and ``edge`` is -1.
 

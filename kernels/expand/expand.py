@@ -5,7 +5,7 @@
 ``local_index[k] = t``; the appended counter ``owner_count`` holds the sum of the counts (a
 negative count counts as 0), the new count: a count above the outputs' capacity (bind
 ``n``) is an overflow, the first capacity slots are written and the counter states the
-true sum. Past the sum of the counts (the seed's table): ``owner`` and ``local_index``
+true sum. Past the sum of the counts (the inert values): ``owner`` and ``local_index``
 are -1 (both are filled with -1 before the dispatch).
 
 ELEMENTS=plain: the dispatch covers the elements (a number, or a live count read through
@@ -13,8 +13,8 @@ ELEMENTS=plain: the dispatch covers the elements (a number, or a live count read
 
 ELEMENTS=device: the dispatch covers the output slots, whatever the domain is (a number
 or a live count; the capacity ``n`` is the natural one), and the element count is the word
-``element_count``: ``counts`` and ``offsets`` hold that many live elements (the seed's
-table). Each output slot finds its owner by binary search over ``offsets``; slot 0 adds
+``element_count``: ``counts`` and ``offsets`` hold that many live elements (the inert
+values). Each output slot finds its owner by binary search over ``offsets``; slot 0 adds
 the sum to the counter. ``domain_count`` is not read in this form, so it binds 6 buffers
 over either domain.
 

@@ -8,14 +8,14 @@ pair: ``items[k] = p`` and ``query[k] = q``, k taken from the appended counter
 states the bound (bind ``total``: a pair list has no smaller bound than points times
 queries); a count above it is an overflow: the first ``total`` pairs are written and the
 counter states the true count. Items past the count are left as allocated (0) (the
-seed's table). To search the 3x3 (or 27) cells around a query, a node runs the queries
+inert values). To search the 3x3 (or 27) cells around a query, a node runs the queries
 once per neighbour offset (one ``qcell`` per query and offset).
 
 With COUNT=device the queries are a live count (``domain_count``) and the points one too
 (``point_count``): a listed point id at or past it is skipped. Storage buffers: 6 plain
 (qcell, start, order, items, its counter, query), 8 over a live count.
 
-Contract chosen here: the seed names the kernel, its count and its buffer counts; on the
+Contract chosen here: the 0.1 interface names the kernel, its count and its buffer counts; on the
 CPU the pairs come in query order, on CUDA in an unspecified order.
 """
 

@@ -19,12 +19,12 @@ holding another key, so a table of foreign words ends with its elements counted 
 STAGE=find: ``parent`` (in place) points every live element at its root, following the
 pointers (at most as many steps as there are slots).
 
-Past the live count (the seed's table): a slot reads and writes nothing (``parent`` stays
+Past the live count (the inert values): a slot reads and writes nothing (``parent`` stays
 as allocated). Storage buffers: hook with MATCH=normal 6 (keys, normal, slots, parent,
 hooked, full), 7 over a live count; find 1, 2 over a live count. MATCH=key leaves the
 normals out (5 and 6).
 
-Contract chosen here: the seed names the stages, the MATCH option and the buffer counts.
+Contract chosen here: the 0.1 interface names the stages, the MATCH option and the buffer counts.
 """
 
 import warp as wp

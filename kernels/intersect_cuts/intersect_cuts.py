@@ -16,7 +16,7 @@ order, so the pair (b, a) of the meshes swapped gets the same bits, and so do th
 triangles sharing the edge: the ends of neighbouring cuts meet exactly (intersect_unify
 welds them by their bits).
 
-Past the live count (the seed's table): a slot is not read or written (p0 and p1 stay as
+Past the live count (the inert values): a slot is not read or written (p0 and p1 stay as
 allocated, zero). Storage buffers: 6 (pair_a, pair_b, a, b, p0, p1), 7 over a live count.
 """
 

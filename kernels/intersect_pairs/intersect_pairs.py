@@ -38,7 +38,7 @@ cells and of the grid's lists: ``pair_a[k] = t``, ``pair_b[k] = b``; the appende
 ``pair_a_count`` holds the pair count (the new count). A pair past the capacity (bind
 ``n``) is not written and the counter still states the true count (an overflow).
 
-Past the live count (the seed's table): a triangle of A has no entries (hits is 0, it
+Past the live count (the inert values): a triangle of A has no entries (hits is 0, it
 lists nothing). Storage buffers: count 4 (a, b, grid, hits), write 7 (a, b, grid, start,
 pair_a, its counter, pair_b); one more over a live count.
 """

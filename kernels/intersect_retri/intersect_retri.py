@@ -44,7 +44,7 @@ looked at. No piece straddles the rim of the other's faces in its plane: that ri
 where the other's faces out of the plane touch it, and intersect_pairs lists those
 pairs (their cut lies along the rim), so the split cuts there.
 
-Past the live count (the seed's table): a triangle becomes no triangle (piece_count is 0,
+Past the live count (the inert values): a triangle becomes no triangle (piece_count is 0,
 no piece is written, inside stays -1). Storage buffers: split 7 (tris, start, hits, p0,
 p1, pieces, piece_count), classify 5 (pieces, piece_count, other, grid, inside); one more
 over a live count, and classify reads other_count too (7).

@@ -17,7 +17,7 @@ and ``fresh`` lists the vertices in the order of their first end; on CUDA the wi
 a race is unspecified (the welding is the same). A vertex past the capacity (bind ``n``)
 is not listed and the counter still states the true count.
 
-Past the live count (the seed's table): a slot is not read or written (id0 and id1 stay
+Past the live count (the inert values): a slot is not read or written (id0 and id1 stay
 -1). Storage buffers: 7 (p0, p1, table, id0, id1, fresh, its counter), 8 over a live
 count.
 """

@@ -13,12 +13,12 @@ the same way (saturating at 2**30), so a slot on a ring shows a span past the ca
 once enough rounds ran. ``moved[0]`` counts the live slots whose pointer changed: a round
 that moves none has converged.
 
-Past the live count (the seed's table): ``parent_out`` is the slot itself, ``value_out``
+Past the live count (the inert values): ``parent_out`` is the slot itself, ``value_out``
 and ``span_out`` are 0. The round reads its inputs and writes separate outputs, so rounds
 ping-pong between two sets of columns; a node runs ceil(log2(capacity)) rounds, a number
 it knows without reading the count back.
 
-Contract chosen here: the seed names the kernel (rank, min) and its inert values; the
+Contract chosen here: the 0.1 interface names the kernel (rank, min) and its inert values; the
 seven buffers are the three read columns, their three successors and the moved counter.
 """
 

@@ -5,15 +5,15 @@ entering it) are filled between the two stages by ``procgen/scatter`` (FOLD=max,
 idx = a, resp. b), so a vertex with several edges keeps the greatest one.
 
 STAGE=clear runs over the vertex table: it writes every slot of the dispatch, the live
-count notwithstanding (the seed's table): ``out_edge[v] = in_edge[v] = -1``, and
+count notwithstanding (the inert values): ``out_edge[v] = in_edge[v] = -1``, and
 ``next[v] = v``, ``head[v] = 0`` for the slots of those outputs.
 
 STAGE=link runs over the edges: ``next[i]`` is the edge leaving ``b[i]`` (the slot itself
 when none, or when that edge lies past the live count: the end of an open chain), and
 ``head[i]`` is 1 when no edge enters ``a[i]`` (edge i starts an open chain), else 0. Past
-the live count (the seed's table): ``next`` is the slot itself and ``head`` is 0.
+the live count (the inert values): ``next`` is the slot itself and ``head`` is 0.
 
-Contract chosen here (the seed names the stages and the inert values): both stages bind
+Contract chosen here (the 0.1 interface names the stages and the inert values): both stages bind
 the same six buffers (the edges, the two vertex tables, the two outputs), seven over a
 live count. ``loops_cut``, ``jump`` and ``loops_place`` take it from there.
 """

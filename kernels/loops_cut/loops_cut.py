@@ -9,10 +9,10 @@ An edge is on an open chain when its root is a chain start (``start[root[i]] == 
 on a ring otherwise. ``head[i]`` is 1 for the first edge of a chain (``start[i]``) and for
 the least edge of a ring (``rep[i] == i``). ``cut[i]`` is the predecessor pointer with the
 ring cut open before its head: the slot itself for a head, else ``prev[i]`` (the slot
-itself when that is not a live edge). Past the live count (the seed's table): ``head`` is
+itself when that is not a live edge). Past the live count (the inert values): ``head`` is
 0 and ``cut`` is the slot itself.
 
-Contract chosen here: the seed names the kernel and its inert values; the six buffers are
+Contract chosen here: the 0.1 interface names the kernel and its inert values; the six buffers are
 the four read columns and the two outputs. Edges are taken to form simple chains and
 rings (at most one edge in and one out per vertex).
 """

@@ -6,9 +6,9 @@ convergence over loops_cut's ``cut`` with value 1 for every edge but the heads: 
 (the head each edge reaches) and ``rank`` (the links from the head to the edge).
 
 ``ring[i] = ring_of[root[i]]`` when the root is a live head (else -1) and ``pos[i] =
-rank[i]``. Past the live count (the seed's table): ``ring`` is -1 and ``pos`` is 0.
+rank[i]``. Past the live count (the inert values): ``ring`` is -1 and ``pos`` is 0.
 
-Contract chosen here: the seed names the kernel and its inert values; the six buffers are
+Contract chosen here: the 0.1 interface names the kernel and its inert values; the six buffers are
 the four read columns and the two outputs.
 """
 

@@ -5,10 +5,10 @@ The dispatch covers the segments, one thread per segment folding its elements in
 starts[s + 1])``; the last live segment ends at the live count of ``src`` (its length, or
 with COUNT=device the word ``src_count``). An empty segment holds the fold's identity (0,
 the largest, the least value). With COUNT=device the segment count is the word
-``domain_count`` (segment_count). Past it (the seed's table): a segment is not written
+``domain_count`` (segment_count). Past it (the inert values): a segment is not written
 (``out`` stays as allocated, 0).
 
-Contract chosen here: the seed names the kernel and its inert values.
+Contract chosen here: the 0.1 interface names the kernel and its inert values.
 """
 
 import warp as wp

@@ -3,7 +3,7 @@
 SEGMENTS=plain (one group). The domain is the elements. For every live slot i,
 ``dst[i] = src[0] + ... + src[i-1]`` and ``ends[i] = dst[i] + src[i]`` (the inclusive
 sum); ``total[0]`` is the sum of the live slots. Slots at or past the live count hold the
-total in ``dst`` and ``ends`` (the inert value of the seed's table: the total of the last
+total in ``dst`` and ``ends`` (the inert value: the total of the last
 group, 0 for an empty run).
 
 SEGMENTS=device (one group per segment). The domain is the segments: the segment count
@@ -13,7 +13,7 @@ Segment s covers ``[starts[s], starts[s+1])`` and the last live segment ends at 
 the sum of segment s. A segment past segment_count is not scanned or written: its
 elements and its total stay as allocated (0).
 
-Contract chosen here (the seed names the kernel and its inert values): the fourth buffer
+Contract chosen here (the 0.1 interface names the kernel and its inert values): the fourth buffer
 of the plain variant is the inclusive sum ``ends``, the one of the segmented variant the
 segment starts, so both bind 4 buffers and 5 over a live count. The dispatch is serial:
 one thread walks the elements in order, which is the fastest form on Warp's

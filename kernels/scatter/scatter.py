@@ -5,10 +5,10 @@ v)`` with FOLD add, min or max, atomically, where v is ``src[i]`` (SRC=buffer) o
 number i itself (SRC=index: with FOLD=max, the greatest slot naming each place, which is how
 ``procgen/loops`` fills its vertex tables). ``dst`` is read and written in place (bound to
 a column, the op writes a copy); places no index names keep their value. Past the live
-count (the seed's table): an index reaches no place. An index outside ``dst`` reaches
+count (the inert values): an index reaches no place. An index outside ``dst`` reaches
 none either.
 
-Contract chosen here: the seed names the kernel (fold pass) and its inert value.
+Contract chosen here: the 0.1 interface names the kernel (fold pass) and its inert value.
 """
 
 import warp as wp

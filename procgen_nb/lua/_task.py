@@ -1,6 +1,6 @@
 """Luau's ``task`` library in the sandbox: ``spawn``, ``defer``, ``delay``, ``wait``, ``cancel``.
 
-The abi seed's ``cpu.call`` counts "the CPU time the call runs for ... in every task it
+The 0.1 interface's ``cpu.call`` counts "the CPU time the call runs for ... in every task it
 starts (task.spawn, task.defer, task.delay) ... while the call lasts, so a task it starts
 and waits for is charged to it and one it leaves running is charged only what it ran
 before the call returned: the time it waits on a frame, a program build, a read-back or a

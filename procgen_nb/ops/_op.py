@@ -86,7 +86,18 @@ _current: contextvars.ContextVar[CookScope | None] = contextvars.ContextVar(
 
 
 def current_cook() -> CookScope | None:
-    """Returns the scope of the node being cooked, or None outside a cook."""
+    """Returns the scope of the node being cooked, or None outside a cook.
+
+    Example:
+        >>> import procgen_nb as pg
+        >>> from procgen_nb.ops import current_cook
+        >>> current_cook() is None  # outside a cook
+        True
+        >>> g = pg.Graph("demo")
+        >>> name = g.add("who", lambda: current_cook().node)
+        >>> g.cook().outputs[name]  # inside: the node being cooked
+        'who'
+    """
     return _current.get()
 
 

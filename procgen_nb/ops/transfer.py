@@ -26,7 +26,7 @@ from ..launch import default_context
 from ._op import current_cook, op
 
 _TYPED = tuple(ELEMENT_TYPES)
-#: the lanes a readback names a vector's elements by (the seed's {x,y,z,w})
+#: the lanes a readback names a vector's elements by (the 0.1 interface's {x,y,z,w})
 _LANES = {n: XYZW[: t.lanes] for n, t in COLUMN_TYPES.items() if t.lanes > 1}
 
 

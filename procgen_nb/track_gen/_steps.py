@@ -1,14 +1,14 @@
 """The steps of a ``TrackGenerator``'s pipeline, built from its config.
 
-``_Step`` is one step of a call (a name, a capture class, a ``run(ctx)``); ``_StepBuilder``
-holds the methods ``TrackGenerator`` builds its steps with: the generator, the resample to
-``num_points``, the post stages (the z profile) and the validity stage, with the one-element
-device buffers of their dynamic Params fields.
+``_StepBuilder`` holds the methods ``TrackGenerator`` builds its steps with (``_Step``, from
+``_pipeline_base``): the generator, the resample to ``num_points``, the post stages (the z
+profile) and the validity stage. Every array a step needs comes from the generator's
+``_arrays`` under a key, so a worker thread's part of a split call runs over views of its
+parent's.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -17,50 +17,50 @@ import warp as wp
 from ..errors import GeneratorError, ParamsError
 from ..params import Params
 from . import ops
-from ._param_buffers import param_dtype, param_value
+from ._pipeline_base import _Step
 from ._road import road_check
 from ._spec_stage import as_stage
 from .config import TrackGenConfig, ValidityParams
 from .exec import StageBuilder
 from .ops import _kernels as _k
+from .ops._scratch import clearance_blocks
 from .ops._validity import count_crossing_envs
 from .plugin import CaptureClass, Stage, registry
-
-
-@dataclasses.dataclass
-class _Step:
-    name: str
-    capture: CaptureClass
-    run: Callable[[Any], None]
 
 
 class _StepBuilder:
     """The build methods of ``TrackGenerator`` (a mixin: they read and set its arrays)."""
 
     def _attr_array(self, name: str) -> wp.array:
-        """A new ``[E*N]`` float32 attribute array; a thread part's is its share of its
-        parent's (the parts of a split call write the parent's arrays)."""
+        """The ``[E*N]`` float32 attribute array ``name``."""
         E, N = self.config.num_envs, self.config.num_points
-        if self._parent is not None:
-            a = self._offset
-            return self._parent._attrs[name][a * N : (a + E) * N]
-        return wp.zeros(E * N, dtype=float, device=self.ctx.device)
+        return self._arrays.zeros(("attr", name), E * N, wp.float32)
 
-    def _param_buffer(self, key: str, pcls: type[Params] | None, values: Params | None):
-        def get(name: str) -> wp.array:
-            if pcls is None or name not in pcls.dynamic_fields():
-                dyn = [] if pcls is None else pcls.dynamic_fields()
-                raise GeneratorError(f"{key} b.param: expected a dynamic field {dyn}, got {name!r}")
-            buf = self._dyn.get((key, name))
-            if buf is None:
-                buf = self._dyn[(key, name)] = wp.array(
-                    [param_value(pcls, name, getattr(values, name))],
-                    dtype=param_dtype(pcls, name),
-                    device=self.ctx.device,
-                )
-            return buf
+    def _arc_scratch(self, E: int, raw: int, N: int) -> ops.ArcScratch:
+        """The buffers of the resample (``ops.ArcScratch``), from the generator's arrays."""
+        a = self._arrays
+        return ops.ArcScratch(
+            cum=a.zeros("arc.cum", E * (raw + 1), wp.float32),
+            seg=a.zeros("arc.seg", E * N, wp.int32),
+            t=a.zeros("arc.t", E * N, wp.float32),
+            counts=a.full("arc.counts", E, raw, wp.int32),
+        )
 
-        return get
+    def _grid_scratch(self, E: int, N: int) -> ops.GridScratch:
+        """The scratch of the validity stage (``ops.GridScratch``), from the generator's
+        arrays."""
+        a, nb = self._arrays, clearance_blocks(N)
+        return ops.GridScratch(
+            blocks=nb,
+            box=a.zeros("grid.box", E * nb, wp.vec4),
+            ones=a.full("grid.ones", E, 1, wp.int32),
+            chain=a.zeros("grid.chain", E * N, wp.int32),
+            chain_n=a.zeros("grid.chain_n", E * N, wp.int32),
+            order=a.zeros("grid.order", E * N, wp.int32),
+            key=a.zeros("grid.key", E * N, wp.float32),
+            bucket=a.zeros("grid.bucket", E * (N + 1), wp.int32),
+            ring=a.zeros("grid.ring", E * N, wp.vec2),
+        )
 
     def _build_generator(self, stage: Stage, params: Params | None, cfg: TrackGenConfig) -> None:
         E, raw = cfg.num_envs, self.raw
@@ -69,7 +69,9 @@ class _StepBuilder:
         def attr_out(name: str) -> Callable[[], wp.array]:
             def make() -> wp.array:
                 if name not in self._raw_attrs:
-                    self._raw_attrs[name] = wp.zeros(E * raw, dtype=float, device=self.ctx.device)
+                    self._raw_attrs[name] = self._arrays.zeros(
+                        ("raw_attr", name), E * raw, wp.float32
+                    )
                     self._attrs[name] = self._attr_array(name)
                 return self._raw_attrs[name]
 
@@ -91,6 +93,7 @@ class _StepBuilder:
             outputs=outputs,
             inputs={},
             param_buffer=self._param_buffer("generator", stage.Params, params),
+            scratch_alloc=self._arrays.scratch("generator"),
         )
         enqueue = stage.build(b, params)
         if not callable(enqueue):
@@ -109,8 +112,8 @@ class _StepBuilder:
 
     def _raw_count(self) -> wp.array:
         if self._counts_written is None:
-            self._counts_written = wp.full(
-                self.config.num_envs, self.raw, dtype=wp.int32, device=self.ctx.device
+            self._counts_written = self._arrays.full(
+                "count", self.config.num_envs, self.raw, wp.int32
             )
         return self._counts_written
 
@@ -163,6 +166,7 @@ class _StepBuilder:
             outputs={n: attr_out(n) for n in stage.attributes},
             inputs={"xy": self.result.xy, "valid": self.result.valid, **self._attrs},
             param_buffer=self._param_buffer("z_profile", pcls, params),
+            scratch_alloc=self._arrays.scratch("z_profile"),
         )
         enqueue = stage.build(b, params)
         self._steps.append(_Step(f"stage:{stage.name}", stage.capture, enqueue))
@@ -215,4 +219,4 @@ class _StepBuilder:
             )
 
 
-__all__ = ["_Step", "_StepBuilder"]
+__all__ = ["_StepBuilder"]

@@ -4,12 +4,14 @@ Warp runs a CPU launch, and a CPU replay, on the calling thread and releases the
 it runs (its ``ctypes.CDLL`` calls), and each replay packs its kernel arguments on its own
 stack (``apic_cpu_replay_stream``). So a call whose envs are split across T threads can use
 T cores: each part is a ``TrackGenerator`` over a contiguous share of the envs that replays
-its own recording. A part's per-env arrays are views of its parent's (the seeds, the active
-mask, the attempts, the user mask, the tracks and their attributes, valid, reason...), and
-it shares its parent's one-element buffers (the epoch, the mode, the dynamic Params
-fields); so the parent writes the call's inputs as in a one-thread call, the parts write
-their shares of the outputs in place, the parent counts the valid envs, and nothing is
-gathered. The bytes are those of one thread: every kernel works per env (or per point of
+its own recording (``_ThreadSplit`` holds them and runs a call). Every per-env array of a
+part is a view of its parent's (``_arrays._Arrays.share_of``: the seeds, the active mask,
+the attempts, the user mask, the tracks and their attributes, valid, reason, and the
+scratch of every step, a Stage's ``b.scratch`` buffers included), and it shares its
+parent's one-element buffers (the epoch, the mode, the dynamic Params fields); so a split
+generator allocates what a one-thread one does, the parent writes the call's inputs as in
+a one-thread call, the parts write their shares of the outputs in place, the parent counts
+the valid envs, and nothing is gathered. The bytes are those of one thread: every kernel works per env (or per point of
 an env), and a part runs the same kernels over its envs.
 
 The traffic counters count a split call as the call it splits: the parts' contexts are
@@ -35,15 +37,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GeneratorError, ParamsError, ProcgenError
-from ._spec_stage import _SpecStage
-from .exec import LaunchContext, count_replay
+from .exec import count_replay
 from .ops import _kernels as _k
 
 if TYPE_CHECKING:
     from .config import TrackGenConfig
-
-#: a ``pipeline.TrackGenerator`` (named, not imported: the pipeline imports this module)
-_TrackGenerator = Any
 
 #: the fewest points (envs x ``num_points``) per worker thread of a split call. Below it a
 #: split does not pay: each split call costs 25-40 us of the caller's CPU (the pool's
@@ -158,37 +156,6 @@ def _part_error(i: int, exc: BaseException) -> BaseException:
     return err
 
 
-def run_parts(tg: _TrackGenerator, mode: str) -> Any:
-    """Runs the call ``mode`` as ``tg``'s parts (``_run(mode)`` each), then counts the valid
-    envs into ``tg.result.valid_count``; returns ``tg.result``.
-
-    The first part runs in this thread, the others in the shared pool, each in a copy of
-    this thread's context (so traffic collectors count them). Every part is waited for
-    before an error is raised: the first failed part's (see ``_part_error``).
-    """
-    parts = tg._parts
-    errors: list[tuple[int, BaseException]] = []
-    recorded = mode not in parts[0]._plans
-    if not all(mode in p._plans for p in parts):
-        for i, p in enumerate(parts):  # a first call records: one part after the other
-            try:
-                p._run(mode)
-            except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
-                errors.append((i, exc))
-                break
-    else:
-        errors = run_side_by_side([lambda p=p: p._run(mode) for p in parts])
-    if errors:
-        i, exc = errors[0]
-        raise _part_error(i, exc)
-    res = tg.result
-    quiet = parts[0].ctx  # the count is part of the call's traffic, counted below
-    quiet.launch(_k._count_k, 1, [res.valid, tg.config.num_envs, res.valid_count])
-    for rec in parts[0]._plans[mode]:  # the traffic of the call it splits, once
-        count_replay(rec, recorded)
-    return res
-
-
 def run_side_by_side(calls: list[Callable[[], Any]]) -> list[tuple[int, BaseException]]:
     """Runs ``calls[0]`` in this thread and the others in the shared pool, each in a copy of
     this thread's context (so traffic collectors count them); a call the pool refuses (shut
@@ -218,73 +185,79 @@ def run_side_by_side(calls: list[Callable[[], Any]]) -> list[tuple[int, BaseExce
     return errors
 
 
-def shared_state(part: _TrackGenerator) -> dict[str, Any]:
-    """A part's views of its parent's per-env arrays and its parent's shared buffers."""
-    parent, a, E = part._parent, part._offset, part.config.num_envs
-    N = part.config.num_points
-    out: dict[str, Any] = {
-        "_epoch": parent._epoch,
-        "_mode": parent._mode,
-        "_dyn": parent._dyn,
-        "xy": parent.result.xy[a * N : (a + E) * N],
-        "seeds": parent.seeds[a : a + E],
-    }
-    for name in ("_env_seed", "_user_mask", "_attempt", "_active"):
-        out[name] = getattr(parent, name)[a : a + E]
-    res = parent.result
-    # the stored crossings: reading ``res.crossings`` launches the full count of crossings
-    for name, arr in (
-        ("valid", res.valid),
-        ("reason", res.reason),
-        ("crossings", res._crossings),
-        ("turning", res.turning),
-    ):
-        out[name] = arr[a : a + E]
-    return out
+class _ThreadSplit:
+    """The worker-thread parts of a split CPU call, and how a call runs them.
 
+    Args:
+        parts: the parts, in env order: generators over contiguous shares of the envs whose
+            arrays are views of the caller's (``TrackGenerator._part_of``).
+    """
 
-def build_parts(tg: _TrackGenerator, cfg: TrackGenConfig) -> list[_TrackGenerator]:
-    """One part per worker thread over a contiguous share of the envs, when the call is on
-    the CPU, registered (not an override), a Stage that is not HOST, and each of
-    ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
-    ``MIN_POINTS_PER_THREAD`` points (fewer threads otherwise); none when fewer than two
-    threads remain.
+    def __init__(self, parts: list[Any]):
+        self.parts = parts
 
-    A part builds its Stages over its share (``Stage.build`` with ``b.E`` its envs) and
-    makes no warm-up call: the parent's warm-up loaded every kernel and wrote every share.
-    A ``GeneratorSpec`` is never split: its contract is one ``alloc_scratch(config)`` and
-    one ``generate`` over every env of ``config`` per call, and a part would call both again
-    over a share (the parent's scratch then unused, the memory doubled)."""
-    if tg.ctx.device != "cpu" or tg.host_driven or tg._override is not None:
-        return []
-    if isinstance(tg.stage, _SpecStage):  # one generator: alloc_scratch once, over every env
-        return []
-    E = cfg.num_envs
-    T = threads_for(E, cfg.num_points, tg._thread_cap)
-    if T < 2:
-        return []
-    cut = [E * i // T for i in range(T + 1)]
-    seeds = cfg.env_seed_values()
-    parts = []
-    for a, b in zip(cut, cut[1:], strict=False):
-        c = copy.copy(cfg)
-        c.num_envs, c.env_seeds = b - a, seeds[a:b]
-        part = type(tg).__new__(type(tg))
-        part.ctx, part._override, part._thread_cap = LaunchContext(tg.ctx.device), None, 1
-        part.ctx._quiet = True  # its traffic is counted by the caller, as one call's
-        part._parent, part._offset = tg, a
-        part._setup(c)
-        parts.append(part)
-    return parts
+    @classmethod
+    def build(
+        cls, cfg: TrackGenConfig, make_part: Callable[[int, TrackGenConfig], Any]
+    ) -> _ThreadSplit | None:
+        """One part per worker thread over a contiguous share of the envs, when each of
+        ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
+        ``MIN_POINTS_PER_THREAD`` points (fewer threads otherwise); None when fewer than
+        two threads remain.
+
+        Args:
+            cfg: the caller's resolved config.
+            make_part: ``(offset, config) -> part``, ``config`` the share's (its envs and
+                their seeds).
+        """
+        E = cfg.num_envs
+        T = threads_for(E, cfg.num_points)
+        if T < 2:
+            return None
+        cut = [E * i // T for i in range(T + 1)]
+        seeds = cfg.env_seed_values()
+        parts = []
+        for a, b in zip(cut, cut[1:], strict=False):
+            c = copy.copy(cfg)
+            c.num_envs, c.env_seeds = b - a, seeds[a:b]
+            parts.append(make_part(a, c))
+        return cls(parts)
+
+    def run(self, mode: str, result: Any) -> None:
+        """Runs the call ``mode`` as the parts (``_run(mode)`` each), then counts the valid
+        envs of ``result`` into its ``valid_count``.
+
+        The first part runs in this thread, the others in the shared pool, each in a copy of
+        this thread's context (so traffic collectors count them). Every part is waited for
+        before an error is raised: the first failed part's (see ``_part_error``).
+        """
+        parts = self.parts
+        errors: list[tuple[int, BaseException]] = []
+        recorded = mode not in parts[0].recordings
+        if not all(mode in p.recordings for p in parts):
+            for i, p in enumerate(parts):  # a first call records: one part after the other
+                try:
+                    p._run(mode)
+                except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
+                    errors.append((i, exc))
+                    break
+        else:
+            errors = run_side_by_side([lambda p=p: p._run(mode) for p in parts])
+        if errors:
+            i, exc = errors[0]
+            raise _part_error(i, exc)
+        quiet = parts[0].ctx  # the count is part of the call's traffic, counted below
+        quiet.launch(_k._count_k, 1, [result.valid, result.num_envs, result.valid_count])
+        for rec in parts[0].recordings[mode]:  # the traffic of the call it splits, once
+            count_replay(rec, recorded)
 
 
 __all__ = [
     "MIN_ENVS_PER_THREAD",
     "MIN_POINTS_PER_THREAD",
-    "build_parts",
+    "_ThreadSplit",
     "cores",
-    "run_parts",
-    "shared_state",
+    "run_side_by_side",
     "threads_for",
     "threads_wanted",
 ]

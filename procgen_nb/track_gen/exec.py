@@ -21,7 +21,6 @@ from typing import Any
 import warp as wp
 
 from .._traffic import _count
-from ..dynamic import apply, is_dynamic, peek
 from ..errors import GeneratorError, ParamsError
 from ..launch import (
     LaunchContext,
@@ -29,10 +28,8 @@ from ..launch import (
     _via_ctx,  # noqa: F401  (the conformance kit's direct-launch check)
     capturing,
     check_eager_cpu,
-    log_entry,
-    logging_open,
 )
-from ._checks import check_epoch, check_int
+from ._checks import check_int
 from .plugin import CaptureClass
 
 
@@ -45,66 +42,6 @@ def count_replay(rec: Recording, recorded: bool = False) -> None:
         _count("copies", rec.copies)
         _count("fills", rec.fills)
     _count("replays")
-
-
-class _GraphCalls:
-    """What a generator does so a graph node that calls it replays exactly (a mixin of
-    ``TrackGenerator`` and ``GateGenerator``).
-
-    Inside a node's cook the call's recordings replay into the node's log, so the graph's
-    recording runs them again; the epoch fill is always logged (another call may have left
-    another epoch in the word by the time the graph replays); and the log holds two
-    probes: the build version (a rebuild makes the node plan again) and the call count
-    (another call wrote the arrays the node returned: the graph replays the node).
-    """
-
-    _build_version = 0
-    _calls = 0
-
-    def _built(self) -> None:
-        """Notes a (re)build of the pipeline."""
-        self._build_version += 1
-        self._calls += 1
-
-    def _set_epoch(self, epoch: Any) -> None:
-        """Checks ``epoch`` and writes it to the epoch word when it moved, or always inside a
-        node. A node's dynamic number is written as its expression (the replay writes the
-        epoch it moves to, and refuses one ``check_epoch`` refuses by planning again).
-
-        Raises:
-            ParamsError: an epoch that is not an integer in [0, 2**31 - 1].
-        """
-        now = check_epoch("generate epoch", peek(epoch))
-        if now != self.config.epoch or logging_open():
-            self.config.epoch = now
-            if is_dynamic(epoch):
-                epoch = apply(lambda v: check_epoch("generate epoch", v), "epoch", epoch)
-            self.ctx.fill(self._epoch, epoch)
-
-    def _called(self, epoch: int | None) -> None:
-        """Counts a call; inside a node's cook, logs what a graph replay of it needs."""
-        self._calls += 1
-        if not logging_open():
-            return
-        log_entry(("sync", self._replayed, (epoch,)))
-        log_entry(("probe", self._build_version, self._build_count))
-        log_entry(("stale", self._calls, self._call_count))
-
-    def _build_count(self) -> int:
-        return self._build_version
-
-    def _call_count(self) -> int:
-        return self._calls
-
-    def _replayed(self, epoch: int | None) -> None:
-        """A graph replayed a call of this generator: Python's epoch follows the word's."""
-        if epoch is not None:
-            self.config.epoch = int(epoch)  # the sync evaluates a dynamic epoch
-        self._calls += 1
-
-    def _host_step(self, name: str) -> None:
-        """Marks the node cooking now (if any) to plan again every cook: a HOST step."""
-        log_entry(("unrecordable", f"generator {self.stage.name!r} HOST step {name}"))
 
 
 def _context(label: str, ctx: Any, device: str | None, required: bool = False) -> LaunchContext:
@@ -154,6 +91,7 @@ class StageBuilder:
         outputs: dict[str, Callable[[], wp.array]],
         inputs: dict[str, wp.array],
         param_buffer: Callable[[str], wp.array],
+        scratch_alloc: Callable[[str, Any, tuple[int, ...]], wp.array] | None = None,
     ):
         self.stage = stage
         self.config = config
@@ -167,6 +105,7 @@ class StageBuilder:
         self._outputs = outputs
         self._inputs = inputs
         self._param_buffer = param_buffer
+        self._scratch_alloc = scratch_alloc
         self.scratch_buffers: dict[str, wp.array] = {}
         self.written: dict[str, wp.array] = {}
         if getattr(stage, "capture", None) is CaptureClass.HOST and "valid" in outputs:
@@ -184,6 +123,10 @@ class StageBuilder:
     def scratch(self, name: str, dtype: Any, shape: int | tuple[int, ...]) -> wp.array:
         """Allocates a zeroed scratch buffer ``name`` of ``dtype`` and ``shape`` on the device.
 
+        A buffer sized by the env count is per env, env-major (``n`` elements an env, env
+        ``e``'s at ``[e*n, (e+1)*n)``): a CPU call split across worker threads hands each
+        thread its envs' share of it, so a split call allocates it once.
+
         Raises:
             GeneratorError: a name used twice.
             ParamsError: a shape that is not integers >= 0.
@@ -194,7 +137,10 @@ class StageBuilder:
             )
         dims = tuple(shape) if isinstance(shape, tuple | list) else (shape,)
         shape = tuple(check_int(f"{self._who()} b.scratch {name!r} shape", d, 0) for d in dims)
-        arr = wp.zeros(shape, dtype=dtype, device=self.device)
+        if self._scratch_alloc is not None:
+            arr = self._scratch_alloc(name, dtype, shape)
+        else:
+            arr = wp.zeros(shape, dtype=dtype, device=self.device)
         self.scratch_buffers[name] = arr
         return arr
 

@@ -136,7 +136,7 @@ def _shares(result: Any, s: _Scratch) -> list[_Share]:
 
 
 def _run_side_by_side(shares: list[_Share], ratio: float, clearance: bool) -> None:
-    """Runs the shares as ``_threads.run_parts`` runs a split call's parts (the first here,
+    """Runs the shares as ``_threads._ThreadSplit.run`` runs a split call's parts (the first here,
     the others in its pool; a share the pool refuses runs here) and raises the first failed
     share's error after every share has finished."""
     from ._threads import _part_error, run_side_by_side

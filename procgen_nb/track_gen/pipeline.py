@@ -16,8 +16,10 @@ eagerly each call between two replayed segments. A steady call reads nothing bac
 
 On the CPU a large call is split across ``PROCGEN_NB_THREADS`` worker threads (default:
 the cores available), each replaying its own recording over a share of the envs in place
-(``_threads``); the bytes are those of one thread. The step builders are in ``_steps``,
-``update()`` in ``_update``.
+(``_threads._ThreadSplit``): each part is a ``TrackGenerator`` made by ``_part_of``, whose
+arrays (``_arrays._Arrays``) are views of its parent's, so the split allocates once; the
+bytes are those of one thread. The record/replay machinery is the base both generators
+share (``_pipeline_base._Pipeline``); the step builders are in ``_steps``.
 """
 
 from __future__ import annotations
@@ -29,11 +31,16 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..errors import GeneratorError, NotCapturableError, ParamsError
-from ..launch import logging_open, unlogged
-from . import _threads, _update, _widths_steps, ops
+from ..dynamic import is_dynamic
+from ..errors import GeneratorError, ParamsError
+from ..launch import log_entry, logging_open
+from ..params import Params
+from . import _widths_steps
+from ._arrays import _Arrays
 from ._checks import mask_values
 from ._node import track_node
+from ._param_buffers import checked_now
+from ._pipeline_base import _Pipeline, _Step
 from ._result import REASONS, TrackResult
 from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests import these here)
     _check_legacy_stream,
@@ -42,15 +49,15 @@ from ._spec_stage import (  # noqa: F401  (the gates, the kit and the tests impo
     as_stage,
     resolve_params,
 )
-from ._steps import _Step, _StepBuilder
-from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, threads_wanted
-from .config import TrackGenConfig
-from .exec import LaunchContext, _context, _GraphCalls, capturing, check_eager_cpu
+from ._steps import _StepBuilder
+from ._threads import MIN_ENVS_PER_THREAD, MIN_POINTS_PER_THREAD, _ThreadSplit, threads_wanted
+from .config import TrackGenConfig, ValidityParams
+from .exec import LaunchContext, _context, capturing, check_eager_cpu
 from .ops import _kernels as _k
 from .plugin import CaptureClass, registry
 
 
-class TrackGenerator(_GraphCalls, _StepBuilder):
+class TrackGenerator(_Pipeline, _StepBuilder):
     """Generates ``num_envs`` closed centerlines of ``num_points`` points per call.
 
     Args:
@@ -84,9 +91,23 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         if eager_cpu is not None:
             self.eager_cpu = eager_cpu
         self._override = generator
-        self._thread_cap: int | None = None  # parts: 1 (a part never splits)
-        self._parent: TrackGenerator | None = None
+        self._share: tuple[TrackGenerator, int] | None = None  # a part: (parent, offset)
         self._setup(config)
+
+    @classmethod
+    def _part_of(cls, parent: TrackGenerator, offset: int, config: TrackGenConfig) -> Any:
+        """A worker thread's part of ``parent``'s split call: a generator over the envs
+        ``[offset, offset + config.num_envs)`` whose arrays are views of ``parent``'s
+        (``_Arrays.share_of``) and whose one-word buffers are ``parent``'s. Its context is
+        quiet (the caller counts a split call as the call it splits); it makes no warm-up
+        (the parent's wrote every share) and never splits."""
+        part = cls.__new__(cls)
+        part.ctx = LaunchContext(parent.ctx.device)
+        part.ctx._quiet = True
+        part._override = None
+        part._share = (parent, int(offset))
+        part._setup(config)
+        return part
 
     # -- construction --------------------------------------------------------------------
     def _setup(self, config: TrackGenConfig) -> None:
@@ -111,40 +132,36 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
             )
         self.raw = raw
         dev = self.ctx.device
-        self._raw_xy = wp.zeros(E * raw, dtype=wp.vec2, device=dev)
-        self._gen_valid = wp.full(E, 1, dtype=wp.int32, device=dev)
-        self._arc = ops.ArcScratch.alloc(dev, E, raw, N)
-        self._grid = ops.GridScratch.alloc(dev, E, N)
+        if self._share is None:
+            arrays = _Arrays(dev, E)
+        else:
+            parent, offset = self._share
+            arrays = _Arrays.share_of(parent._arrays, offset, E)
+        self._arrays = arrays
+        i32 = wp.int32
+        self._raw_xy = arrays.zeros("raw_xy", E * raw, wp.vec2)
+        self._gen_valid = arrays.full("gen_valid", E, 1, i32)
+        self._arc = self._arc_scratch(E, raw, N)
+        self._grid = self._grid_scratch(E, N)
         self._raw_attrs: dict[str, wp.array] = {}
         self._attrs: dict[str, wp.array] = {}
-        share = _threads.shared_state(self) if self._parent is not None else None
-        if share is None:
-            z32 = lambda n: wp.zeros(n, dtype=wp.int32, device=dev)  # noqa: E731
-            seeds = np.array(cfg.env_seed_values(), dtype=np.int32)
-            share = {
-                "_env_seed": wp.array(seeds, device=dev),
-                "_epoch": wp.full(1, cfg.epoch, dtype=wp.int32, device=dev),
-                "_mode": z32(1),
-                "_user_mask": z32(E),
-                "_attempt": z32(E),
-                "_active": wp.full(E, 1, dtype=wp.int32, device=dev),
-                "seeds": z32(E),
-                "_dyn": {},
-                "xy": wp.zeros(E * N, dtype=wp.vec2, device=dev),
-                **{k: z32(E) for k in ("valid", "reason", "crossings", "turning")},
-            }
-        for name in ("_env_seed", "_epoch", "_mode", "_user_mask", "_attempt", "_active"):
-            setattr(self, name, share[name])
-        self.seeds = share["seeds"]
-        self._dyn: dict[tuple[str, str], wp.array] = share["_dyn"]
+        seeds = np.array(cfg.env_seed_values(), dtype=np.int32)
+        self._env_seed = arrays.values("env_seed", seeds, i32)
+        self._epoch = arrays.shared("epoch", lambda: wp.full(1, cfg.epoch, dtype=i32, device=dev))
+        self._mode = arrays.shared("mode", lambda: wp.zeros(1, dtype=i32, device=dev))
+        self._user_mask = arrays.zeros("user_mask", E, i32)
+        self._attempt = arrays.zeros("attempt", E, i32)
+        self._active = arrays.full("active", E, 1, i32)
+        self.seeds = arrays.zeros("seeds", E, i32)
+        self._dyn: dict[tuple[str, str], wp.array] = arrays.shared("dyn", dict)
         self.result = TrackResult(
-            xy=share["xy"],
-            valid=share["valid"],
+            xy=arrays.zeros("xy", E * N, wp.vec2),
+            valid=arrays.zeros("valid", E, i32),
             attributes=self._attrs,
-            reason=share["reason"],
-            crossings=share["crossings"],
-            turning=share["turning"],
-            valid_count=wp.zeros(1, dtype=wp.int32, device=dev),
+            reason=arrays.zeros("reason", E, i32),
+            crossings=arrays.zeros("crossings", E, i32),
+            turning=arrays.zeros("turning", E, i32),
+            valid_count=arrays.zeros("valid_count", 1, i32),
             num_envs=E,
             num_points=N,
             ctx=self.ctx,
@@ -155,17 +172,37 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         self._build_generator(stage, params, cfg)
         self._build_resample(stage)
         self._post_stages = self._build_post(cfg)
-        _widths_steps.build_steps(self, cfg)  # direction, widths (nothing by default)
+        # direction, widths (nothing by default)
+        self._steps += _widths_steps.build_steps(
+            cfg, stage.provides, self.result, self._active, self.seeds, self._attrs, arrays
+        )
         self._build_validity(cfg.validity)
-        _widths_steps.build_checks(self, cfg)  # boundary crossings (only with widths)
+        # boundary crossings (only with widths)
+        self._steps += _widths_steps.build_checks(cfg, self.result, self._active, arrays)
         self._plans: dict[str, list[Any]] = {}
         self._built()
-        if self._parent is None:  # the warm-up, once: a part's share is already written
-            with unlogged():  # the warm-up is no part of a graph node's recording
-                self._run_eager("generate")
-        self._parts = _threads.build_parts(self, cfg)
+        if self._share is None:  # the warm-up, once: a part's share is already written
+            self._warm_up()
+        self._split = self._thread_split(cfg)
+
+    def _thread_split(self, cfg: TrackGenConfig) -> _ThreadSplit | None:
+        """The worker threads a CPU call splits across (``_ThreadSplit.build``), for a
+        pipeline on the CPU, registered (not an override), with no HOST step, whose stage
+        is not a ``GeneratorSpec``; None otherwise, and for a part (it never splits).
+
+        A ``GeneratorSpec`` is one generator: its contract is one ``alloc_scratch(config)``
+        and one ``generate`` over every env of ``config`` per call, and a part would call
+        both again over a share."""
+        if self._share is not None or self.ctx.device != "cpu" or self.host_driven:
+            return None
+        if self._override is not None or isinstance(self.stage, _SpecStage):
+            return None
+        return _ThreadSplit.build(cfg, lambda offset, c: self._part_of(self, offset, c))
 
     # -- running ------------------------------------------------------------------------------
+    def _steps_of(self, mode: str) -> list[_Step]:
+        return [self._head(mode), *self._steps]
+
     def _head(self, mode: str) -> _Step:
         E = self.config.num_envs
 
@@ -186,53 +223,18 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
 
         return _Step(f"head:{mode}", CaptureClass.GRAPH, run)
 
-    def _run_step(self, step: _Step, ctx: Any) -> None:
-        if step.capture is CaptureClass.HOST:
-            step.run(ctx)
-        else:
-            with ctx.strict():
-                step.run(ctx)
-
-    def _run_eager(self, mode: str) -> None:
-        for step in [self._head(mode), *self._steps]:
-            self._run_step(step, self.ctx)
-
-    def _plan(self, mode: str) -> list[Any]:
-        plan = self._plans.get(mode)
-        if plan is not None:
-            return plan
-        plan = []
-        group: list[_Step] = []
-
-        def close() -> None:
-            if group:
-                steps = list(group)
-                plan.append(self.ctx.record(lambda: [self._run_step(s, self.ctx) for s in steps]))
-                group.clear()
-
-        for step in [self._head(mode), *self._steps]:
-            if step.capture is CaptureClass.HOST:
-                close()
-                plan.append(step)
-            else:
-                group.append(step)
-        close()
-        self._plans[mode] = plan
-        return plan
-
     def _run(self, mode: str, epoch: int | None = None) -> TrackResult:
         logged = logging_open()  # a graph node is cooking: the call joins its recording
-        if self._parts and not (self.ctx._eager() or capturing(self.ctx) or logged):
+        if self._split is not None and not (self.ctx._eager() or capturing(self.ctx) or logged):
             self._called(epoch)
-            return _threads.run_parts(self, mode)  # the parts replay their shares
-        for item in self._plan(mode):
-            if isinstance(item, _Step):
-                self._host_step(item.name)
-                self._run_step(item, self.ctx)
-            else:
-                item.replay()
-        self._called(epoch)
-        return self.result
+            self._split.run(mode, self.result)  # the parts replay their shares
+            return self.result
+        return super()._run(mode, epoch)
+
+    @property
+    def _parts(self) -> list[TrackGenerator]:
+        """The parts of a split call, in env order (empty when calls do not split)."""
+        return [] if self._split is None else self._split.parts
 
     @property
     def recordings(self) -> dict[str, tuple[Any, ...]]:
@@ -261,11 +263,6 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
     def z_profile_params(self) -> Any:
         """The z profile stage's resolved Params instance (None without a z profile)."""
         return self._post_stages[0][1] if self._post_stages else None
-
-    @property
-    def host_driven(self) -> bool:
-        """True when a stage is HOST (it runs eagerly each call)."""
-        return any(s.capture is CaptureClass.HOST for s in self._steps)
 
     # -- display (a one-line repr; a table and a picture of the last call in a notebook) -
     def __repr__(self) -> str:
@@ -304,9 +301,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
             ParamsError: an epoch that ``TrackGenConfig`` refuses (not an integer in
                 [0, 2**31 - 1]).
         """
-        if epoch is not None:
-            self._set_epoch(epoch)
-        return self._run("generate", epoch)
+        return self._generate(epoch)
 
     def regenerate(self, mask: Any = None) -> TrackResult:
         """Regenerates the envs ``mask`` names (the invalid ones when None) with new seeds.
@@ -345,13 +340,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         _context("enqueue ctx", ctx, None, required=True)
         if mode not in ("generate", "regenerate"):
             raise ParamsError(f"enqueue mode: expected 'generate' or 'regenerate', got {mode!r}")
-        if ctx.recording and self.host_driven:
-            raise NotCapturableError(
-                f"generator {self.stage.name!r}: expected a capturable generator inside a "
-                "caller's recording, got a HOST one (capturable=False); call generate() instead"
-            )
-        for step in [self._head(mode), *self._steps]:
-            self._run_step(step, ctx)
+        self._emit(ctx, mode)
 
     def node(self, name: str | None = None) -> Any:
         """Returns this generator as a graph node: its Params fields and ``epoch`` are the
@@ -365,6 +354,7 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
         """
         return track_node(self, name)
 
+    # -- update: new Params values -------------------------------------------------------
     def update(
         self,
         generator_params: Mapping[str, Any] | None = None,
@@ -374,6 +364,12 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
     ) -> bool:
         """Changes parameters; dynamic fields are written to their device buffers (no new
         recording), a static change rebuilds the pipeline.
+
+        Every value is checked before anything changes, and a rebuild that fails part way
+        (a stage refusing its Params while it allocates) puts the generator back as it was:
+        a refused update leaves params, buffers and bytes as they were. A graph node's
+        dynamic number given for a dynamic field is written as its expression, so the
+        graph's replay writes the value it moves to.
 
         Returns:
             True when the pipeline was rebuilt.
@@ -388,7 +384,103 @@ class TrackGenerator(_GraphCalls, _StepBuilder):
                 "TrackGenerator.update: expected generator_params, validity or z_profile "
                 f"(other config fields need a new TrackGenerator), got {sorted(other)}"
             )
-        return _update.update(self, generator_params, validity, z_profile)
+        for label, values in (
+            (f"generator_params of {self.stage.name!r}", generator_params),
+            ("update validity", validity),
+            ("update z_profile", z_profile),
+        ):
+            if values is not None and (
+                not isinstance(values, Mapping) or not all(isinstance(k, str) for k in values)
+            ):
+                raise ParamsError(f"{label}: expected a dict of fields, got {values!r}")
+        return self._update(generator_params, validity, z_profile)
+
+    def _update(self, gp: Any, validity: Any, zp: Any) -> bool:
+        """``update`` of checked mappings (a part takes its parent's); True on a rebuild."""
+        # a graph node's dynamic numbers: checked at their current value, filled as expressions
+        given = {"generator": gp, "validity": validity, "z_profile": zp}
+        gp, validity, zp = self._now(gp, validity, zp)
+        cfg = copy.copy(self.config)
+        needs_rebuild = False
+        writes: list[tuple[str, str, Any, type[Params]]] = []
+        if gp:
+            if self.params is None:
+                raise GeneratorError(
+                    f"generator_params of {self.stage.name!r}: expected none, got {dict(gp)!r}"
+                )
+            try:
+                new = self.params.replace(**gp)
+            except ParamsError as exc:
+                raise GeneratorError(f"generator_params of {self.stage.name!r}: {exc}") from exc
+            dyn = set(type(new).dynamic_fields())
+            needs_rebuild = any(k not in dyn for k in gp)
+            writes += [("generator", k, getattr(new, k), type(new)) for k in gp]
+            cfg.generator_params = new
+        if validity:
+            new_v = cfg.validity.replace(**validity)
+            for k in validity:
+                static = k not in ValidityParams.dynamic_fields()
+                if static and getattr(new_v, k) != getattr(cfg.validity, k):
+                    needs_rebuild = True  # road_overlap: a step more or less
+                writes.append(("validity", k, getattr(new_v, k), ValidityParams))
+            cfg.validity = new_v
+        if zp:
+            if not self._post_stages:
+                raise GeneratorError(
+                    "z_profile: expected a generator built with z_profile, got none"
+                )
+            stage, zparams = self._post_stages[0]
+            try:
+                new_z = zparams.replace(**zp)
+            except ParamsError as exc:
+                raise GeneratorError(f"z_profile: {exc}") from exc
+            if any(k not in type(new_z).dynamic_fields() for k in zp):
+                needs_rebuild = True
+            writes += [("z_profile", k, getattr(new_z, k), type(new_z)) for k in zp]
+            cfg.z_profile = new_z.to_dict()
+        if needs_rebuild:
+            self._rebuild(cfg)
+            return True
+        for p in self._parts:
+            p._update(given["generator"], given["validity"], given["z_profile"])
+        moved = []
+        for key, name, value, pcls in writes:
+            value = (given[key] or {}).get(name, value)  # a dynamic number: its expression
+            if is_dynamic(value):
+                moved.append((key, name, value))
+            self._fill_dynamic(key, pcls, name, value)
+        self.config = cfg
+        self.params = cfg.generator_params
+        if self._post_stages and zp:
+            self._post_stages = [(self._post_stages[0][0], new_z)]
+        if moved:  # a graph replay moves the fields again: Python's copies follow the buffers
+            names = [(k, n) for k, n, _ in moved]
+            log_entry(("sync", lambda *vals: self._follow(names, vals), [v for *_, v in moved]))
+        return False
+
+    def _now(self, gp: Any, validity: Any, zp: Any) -> tuple[Any, Any, Any]:
+        """The mappings with each dynamic number at its current value (``checked_now``)."""
+        if gp and self.params is not None:
+            gp = checked_now(type(self.params), gp)
+        if validity:
+            validity = checked_now(ValidityParams, validity)
+        if zp and self._post_stages:
+            zp = checked_now(type(self._post_stages[0][1]), zp)
+        return gp, validity, zp
+
+    def _follow(self, names: list[tuple[str, str]], values: tuple) -> None:
+        """Sets the Params copies to the values a graph replay wrote to their buffers
+        (host bookkeeping; no device work)."""
+        cfg = self.config
+        for (key, name), value in zip(names, values, strict=True):
+            if key == "generator":
+                self.params = cfg.generator_params = self.params.replace(**{name: value})
+            elif key == "validity":
+                cfg.validity = cfg.validity.replace(**{name: value})
+            else:
+                stage, zp = self._post_stages[0]
+                self._post_stages = [(stage, zp.replace(**{name: value}))]
+                cfg.z_profile = self._post_stages[0][1].to_dict()
 
 
 __all__ = [

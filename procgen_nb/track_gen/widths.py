@@ -21,7 +21,7 @@ the monotone chains of its band (``ops.self_intersections``' search), nothing re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import warp as wp
@@ -105,19 +105,30 @@ def resolve_direction(value: Any) -> str:
 
 class BoundaryScratch:
     """The buffers of ``boundary_crossings`` for ``E`` envs of ``N`` points: the cut-open
-    band (``[E*(2N+2)]`` vec2) and the chains of its crossing search."""
+    band (``[E*(2N+2)]`` vec2) and the chains of its crossing search.
 
-    def __init__(self, device: Any, num_envs: int, num_points: int):
+    ``zeros(name, size, dtype)``, when given, allocates each buffer (a pipeline's named
+    arrays); ``wp.zeros`` on ``device`` otherwise."""
+
+    def __init__(
+        self,
+        device: Any,
+        num_envs: int,
+        num_points: int,
+        zeros: Callable[[str, int, Any], wp.array] | None = None,
+    ):
         E = need_size("BoundaryScratch", "num_envs", num_envs)
         N = need_size("BoundaryScratch", "num_points", num_points)
         m = 2 * N + 2
         self.num_envs, self.num_points = E, N
-        self.ring = wp.zeros(E * m, dtype=wp.vec2, device=device)
-        self.chain = wp.zeros(E * m, dtype=wp.int32, device=device)
-        self.chain_n = wp.zeros(E * m, dtype=wp.int32, device=device)
-        self.order = wp.zeros(E * m, dtype=wp.int32, device=device)
-        self.key = wp.zeros(E * m, dtype=float, device=device)
-        self.bucket = wp.zeros(E * (m + 1), dtype=wp.int32, device=device)
+        if zeros is None:
+            zeros = lambda name, n, dt: wp.zeros(n, dtype=dt, device=device)  # noqa: E731
+        self.ring = zeros("ring", E * m, wp.vec2)
+        self.chain = zeros("chain", E * m, wp.int32)
+        self.chain_n = zeros("chain_n", E * m, wp.int32)
+        self.order = zeros("order", E * m, wp.int32)
+        self.key = zeros("key", E * m, wp.float32)
+        self.bucket = zeros("bucket", E * (m + 1), wp.int32)
 
 
 def boundary_crossings(

@@ -1,6 +1,6 @@
 """Polling live state: a view re-cooks a graph when a ``cpu.read`` digest moves.
 
-The abi seed: a ``cpu.read`` digest "folds it in, so a Generator cooks the graph again when
+The 0.1 interface: a ``cpu.read`` digest "folds it in, so a Generator cooks the graph again when
 that state moves". A graph answers which of its digests moved without cooking
 (``Graph.moved_digests()``); ``DigestPoller`` asks it every ``interval`` seconds (0.5 s in
 ``explore``) on a daemon thread while the view can be seen, and calls ``on_moved`` with the

@@ -1,12 +1,12 @@
-"""The registry-wide param explorer (seed 004 names it ``viz/param_explorer.py``).
+"""The registry-wide param explorer of the 0.1 plugin interface.
 
 ``param_explorer()`` is one notebook view of every generator registered in
 ``track_gen.plugin.registry``, the built-ins and the plugins installed through the
 ``procgen_nb.track_gen`` entry points alike: a picker, the picked generator's default
 ``Params`` as a table, and ``procgen_nb.ui.explore`` of it (its controls beside a live
-view). Like the seed's registry-wide tools it builds a plain ``TrackGenConfig`` for every
-generator (default Params), so a generator that needs a config subclass falls back to its
-defaults here.
+view). Like the 0.1 plugin interface's registry-wide tools it builds a plain
+``TrackGenConfig`` for every generator (default Params), so a generator that needs a config
+subclass falls back to its defaults here.
 
 ``write_html(path)`` writes the same overview as one static HTML page (outside a notebook;
 ``procgen-nb explore`` calls it): for each generator its default Params table and a PNG of

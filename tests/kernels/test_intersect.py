@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from kernel_util import DEVICES, domain, host, run, up, word
 
-from procgen_nb.mesh import _grid, box_mesh
+from procgen_nb.mesh import box_mesh
+from procgen_nb.mesh._cells import _grid
 
 NONE = dict(self_pairs=0, group=1, period=0, near=0)
 EPS = 1e-6

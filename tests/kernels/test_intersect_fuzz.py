@@ -349,7 +349,8 @@ def fuzzers(*, st, wp, Column, col, domain, lengths, launch, count_of):  # noqa:
                 max_size=lens["piece_count"],
             )
         )
-        from procgen_nb.mesh import _grid, box_mesh
+        from procgen_nb.mesh import box_mesh
+        from procgen_nb.mesh._cells import _grid
 
         other = box_mesh((0.5, 0.5, 0.5), (2.5, 2.5, 2.5)).soup()
         words, uni = _grid(other, d.draw(st.sampled_from([None, 0.3, 1.0, 5.0])))

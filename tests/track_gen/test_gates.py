@@ -354,11 +354,13 @@ def test_dynamic_field_updates_without_a_new_recording(track):
     cfg = GateGenConfig(num_envs=64, generator="arc_length", generator_params={"jitter": 0.1})
     g = GateGenerator(cfg, track=track)
     g.generate()
-    plan = g._plan
+    plan = g.recordings["generate"]
     assert g.update({"jitter": 0.8}) is False
     with _traffic.collect() as t:
         got = g.generate().fingerprint()
-    assert g._plan is plan and t.replays == 1
+    now = g.recordings["generate"]
+    assert len(now) == len(plan) and all(a is b for a, b in zip(now, plan, strict=True))
+    assert t.replays == 1
     fresh = GateGenerator(
         GateGenConfig(num_envs=64, generator="arc_length", generator_params={"jitter": 0.8}),
         track=track,

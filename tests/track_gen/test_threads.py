@@ -115,7 +115,7 @@ def test_the_parts_write_the_callers_arrays_in_place(monkeypatch, small_split):
     _, split = _pair(monkeypatch, 2, generator="polar", num_envs=40, num_points=32)
     res, N = split.result, 32
     for p in split._parts:
-        a = p._offset
+        a = p._share[1]
         assert p.result.xy.ptr == res.xy.ptr + a * N * 8
         assert p.result.valid.ptr == res.valid.ptr + a * 4
         assert p.seeds.ptr == split.seeds.ptr + a * 4
@@ -325,3 +325,88 @@ def test_a_registered_spec_is_one_generator(monkeypatch, small_split):
         assert allocs == [40] and set(gens) == {40}
     finally:
         registry.remove("generator", "test.counted")
+
+
+@pytest.fixture
+def allocated(monkeypatch):
+    """The bytes Warp's CPU allocator hands out (a list of sizes), counted at the
+    allocator itself: every ``wp.zeros``/``full``/``array`` of the package goes through it."""
+    import warp as wp
+
+    sizes: list[int] = []
+    alloc = wp.get_device("cpu").get_allocator()
+    orig = alloc.allocate
+
+    def counting(n):
+        sizes.append(n)
+        return orig(n)
+
+    monkeypatch.setattr(alloc, "allocate", counting)
+    return sizes
+
+
+@pytest.mark.parametrize(
+    ("name", "cfg"),
+    [
+        ("polar", {"z_profile": True}),  # the z profile's stage: its own b.scratch
+        ("hull", {"width": {"left": 0.03}, "direction": "random"}),  # widths, boundaries
+        ("repulsive", {}),  # E*raw scratch buffers
+        ("bezier", {}),  # E*g*g scratch
+    ],
+)
+def test_a_split_call_allocates_what_one_call_does(monkeypatch, small_split, allocated, name, cfg):
+    """A split generator's parts run over views of its arrays, scratch included: the bytes
+    allocated building it and calling it are the one-thread generator's, but for each
+    part's own one-word valid count (it was about twice: every part held its own scratch
+    beside the parent's), and the outputs are the one-thread bytes."""
+    sizes: dict[str, int] = {}
+    gens = {}
+    for threads in ("1", "3"):
+        monkeypatch.setenv("PROCGEN_NB_THREADS", threads)
+        allocated.clear()
+        gen = TrackGenerator(
+            TrackGenConfig(device="cpu", generator=name, num_envs=48, num_points=64, **cfg)
+        )
+        for _ in range(2):
+            gen.generate()
+            gen.regenerate()
+        sizes[threads] = sum(allocated)
+        gens[threads] = gen
+    one, split = gens["1"], gens["3"]
+    assert len(split._parts) == 3 and not one._parts
+    assert sizes["1"] > 48 * 64 * 8  # at least the tracks themselves
+    assert sizes["3"] == sizes["1"] + 3 * 4, sizes  # the parts' [1] int32 valid counts
+    _calls(one, split, 48)
+
+
+def test_a_share_takes_views_only_of_per_env_arrays():
+    """``_Arrays.share_of``: an array with n elements an env is the parent's rows of the
+    share's envs; a fixed-size table, another dtype or another trailing shape is the
+    share's own (hand-worked offsets)."""
+    import warp as wp
+
+    from procgen_nb.track_gen._arrays import _Arrays
+
+    parent = _Arrays("cpu", 10)
+    per_env = parent.zeros("a", 10 * 3, wp.float32)
+    table = parent.zeros("t", 7, wp.int32)
+    rows = parent.zeros("r", (10, 2), wp.vec2)
+    word = parent.shared("w", lambda: wp.zeros(1, dtype=wp.int32, device="cpu"))
+    assert parent.nbytes == 10 * 3 * 4 + 7 * 4 + 10 * 2 * 8
+    share = _Arrays.share_of(parent, 4, 5)
+    v = share.zeros("a", 5 * 3, float)  # Python's float is float32, as wp.zeros takes it
+    assert v.ptr == per_env.ptr + 4 * 3 * 4 and v.shape == (15,)
+    r = share.zeros("r", (5, 2), wp.vec2)
+    assert r.ptr == rows.ptr + 4 * 2 * 8 and r.shape == (5, 2)
+    assert share.shared("w", lambda: None) is word
+    assert share.nbytes == 0
+    own = [
+        share.zeros("t", 7, wp.int32),  # not sized by the envs: the share's own
+        share.zeros("a", 5 * 3, wp.int32),  # another dtype
+        share.zeros("r", (5, 3), wp.vec2),  # another trailing shape
+        share.zeros("a", 5 * 3 + 1, wp.float32),  # not 3 an env
+        share.zeros("new", 5, wp.int32),  # no such array in the parent
+    ]
+    assert all(o.ptr not in (per_env.ptr, table.ptr, rows.ptr) for o in own)
+    assert share.nbytes == 7 * 4 + 15 * 4 + 15 * 8 + 16 * 4 + 5 * 4
+    assert not parent.is_share and share.is_share

@@ -2,7 +2,8 @@
 ``GeneratorSpec`` pair (``repulsive_alloc_scratch`` / ``generate_repulsive_warp``;
 deprecated, silent, removed in 1.0).
 
-This docstring is the full account the seed's "Opting out of capture" section refers to.
+This docstring is the full account of why it needs no opt-out of capture (a generator with a
+host-driven loop would opt out of hard rules 2 and 3 of ``docs/generator-contract.md``).
 The implementation is ``track_gen.generators.repulsive.Repulsive`` (a ``BOUNDED`` Stage)
 and the kernels of ``track_gen.generators._repulsive_kernels``; the pair below emits the
 Stage's launches through the same function (``repulsive._enqueue``), so it gives the same

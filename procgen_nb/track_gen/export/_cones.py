@@ -38,6 +38,16 @@ def cones(track: Track, spacing: float | None = None) -> dict[str, np.ndarray]:
 
     Raises:
         ExportError: a spacing not > 0.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, cones
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> c = cones(oval, spacing=5.0)
+        >>> {k: v.shape for k, v in c.items()}
+        {'blue': (17, 2), 'yellow': (21, 2), 'big_orange': (4, 2), 'car_start': (3,)}
     """
     spacing = float(np.mean(track.left + track.right)) if spacing is None else spacing
     if isinstance(spacing, bool) or not isinstance(spacing, int | float) or not spacing > 0:
@@ -66,6 +76,15 @@ def fsds_csv(track: Track, spacing: float | None = None) -> bytes:
     boundary (linear between the centerline points' boundary points), printed with 6
     decimals; the spacing is ``spacing`` (default: the mean full width) adjusted so that a
     whole number of gaps fills each boundary.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, fsds_csv
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> fsds_csv(oval).decode().splitlines()[:2]  # the first blue cone at point 0
+        ['tag,x,y,direction,x_variance,y_variance,xy_covariance', 'blue,18.000000,0.000000,0,0,0,0']
     """
     c = cones(track, spacing)
     buf = io.StringIO()
@@ -82,7 +101,22 @@ def fssim_yaml(track: Track, spacing: float | None = None) -> bytes:
     """Returns FSSIM's track YAML: ``cones_left`` (blue), ``cones_right`` (yellow),
     ``cones_orange`` (none), ``cones_orange_big``, ``tk_device`` (the start line's two
     ends) and ``starting_pose_front_wing`` (``x, y, yaw``). Units, frame and tolerance as
-    ``fsds_csv`` (values as YAML floats, not rounded)."""
+    ``fsds_csv`` (values as YAML floats, not rounded).
+
+    Example:
+        >>> import yaml
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, fssim_yaml
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> doc = yaml.safe_load(fssim_yaml(oval))
+        >>> list(doc)
+        ['cones_left', 'cones_right', 'cones_orange', 'cones_orange_big', 'tk_device',
+         'starting_pose_front_wing']
+        >>> len(doc["cones_orange_big"]), doc["cones_orange"]
+        (4, [])
+    """
     c = cones(track, spacing)
     a, b = track.start_line()
     doc = {
@@ -97,7 +131,20 @@ def fssim_yaml(track: Track, spacing: float | None = None) -> bytes:
 
 
 def render(track: Track, spacing: float | None = None) -> dict[str, bytes]:
-    """``<stem>_cones.csv`` and ``<stem>_fssim.yaml``."""
+    """``<stem>_cones.csv`` and ``<stem>_fssim.yaml``.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.fs_cones(oval, out)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0_cones.csv', 'track_env0_fssim.yaml']
+    """
     return {
         f"{track.stem}_cones.csv": fsds_csv(track, spacing),
         f"{track.stem}_fssim.yaml": fssim_yaml(track, spacing),

@@ -22,6 +22,15 @@ class Piece:
     ``x, y, hdg``: its start and heading; ``length``: its arc length; ``curvature`` (arc);
     ``u, v``: ``(a, b, c, d)`` cubics of the normalized parameter p in [0, 1], in the frame
     at the start turned by ``hdg`` (paramPoly3). ``first, last``: the points it covers.
+
+    Example:
+        A quarter of the unit circle, from (1, 0) heading north:
+
+        >>> import math
+        >>> from procgen_nb.track_gen.export import Piece
+        >>> arc = Piece("arc", 1.0, 0.0, math.pi / 2, math.pi / 2, 0, 1, curvature=1.0)
+        >>> arc.sample(3).round(4).tolist()
+        [[1.0, 0.0], [0.7071, 0.7071], [0.0, 1.0]]
     """
 
     kind: str
@@ -155,9 +164,31 @@ def fit_closed(xy: np.ndarray, tangents: np.ndarray, tol: float) -> list[Piece]:
     """Fits the closed centerline ``xy`` (N points, the first not repeated) from point 0
     around to point 0 again.
 
+    Args:
+        xy: ``(N, 2)`` points of the closed centerline.
+        tangents: ``(N, 2)`` unit tangents at the points (an arc or a cubic starts along
+            its first point's, a cubic ends along its last point's).
+        tol: the largest distance of a point from its piece.
+
     Returns:
         Pieces in order; piece k covers points ``first..last`` (``last`` N is point 0), and
         every point lies within ``tol`` of its piece.
+
+    Example:
+        A square of side 2 with a point at each corner and mid-side is four lines; a
+        circle of radius 10 is an arc of that radius (and one line closing it):
+
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, fit_closed
+        >>> sq = np.array([[0, 0], [1, 0], [2, 0], [2, 1], [2, 2], [1, 2], [0, 2], [0, 1]], float)
+        >>> t = Track(sq, np.ones(8), np.ones(8)).tangents()
+        >>> [(p.kind, p.first, p.last, p.length) for p in fit_closed(sq, t, 0.01)]
+        [('line', 0, 2, 2.0), ('line', 2, 4, 2.0), ('line', 4, 6, 2.0), ('line', 6, 8, 2.0)]
+        >>> a = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+        >>> circle = 10 * np.stack([np.cos(a), np.sin(a)], 1)
+        >>> pieces = fit_closed(circle, np.stack([-np.sin(a), np.cos(a)], 1), 0.01)
+        >>> [(p.kind, p.first, p.last) for p in pieces], round(1 / float(pieces[0].curvature), 6)
+        ([('arc', 0, 31), ('line', 31, 32)], 10.0)
     """
     N = len(xy)
     pts = np.concatenate([xy, xy[:1]])

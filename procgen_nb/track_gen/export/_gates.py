@@ -32,6 +32,19 @@ def gates_yaml(track: Track) -> bytes:
 
     Raises:
         ExportError: a track without gates.
+
+    Example:
+        >>> import yaml
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, gates_yaml
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> oval.gates = np.array([[20.0, 0.0, 1.0], [-20.0, 0.0, 1.5]])
+        >>> oval.gate_heading, oval.gate_size = np.array([np.pi / 2, -np.pi / 2]), np.ones(2)
+        >>> doc = yaml.safe_load(gates_yaml(oval))
+        >>> [(g["index"], g["position"]) for g in doc["gates"]]
+        [(0, [20.0, 0.0, 1.0]), (1, [-20.0, 0.0, 1.5])]
     """
     _check(track)
     t = track.tangents()[0]
@@ -63,6 +76,21 @@ def lsy_toml(track: Track) -> bytes:
 
     Raises:
         ExportError: a track without gates.
+
+    Example:
+        >>> import tomllib
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, lsy_toml
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> oval.gates = np.array([[20.0, 0.0, 1.0], [-20.0, 0.0, 1.5]])
+        >>> oval.gate_heading, oval.gate_size = np.array([np.pi / 2, -np.pi / 2]), np.ones(2)
+        >>> level = tomllib.loads(lsy_toml(oval).decode())
+        >>> [g["pos"] for g in level["env"]["track"]["gates"]]
+        [[20.0, 0.0, 1.0], [-20.0, 0.0, 1.5]]
+        >>> level["env"]["track"]["drones"][0]["pos"]  # at the centerline's point 0
+        [20.0, 0.0, 0.0]
     """
     _check(track)
     t = track.tangents()[0]
@@ -82,7 +110,22 @@ def lsy_toml(track: Track) -> bytes:
 
 
 def render(track: Track) -> dict[str, bytes]:
-    """``<stem>_gates.yaml`` and ``<stem>_gates.toml``."""
+    """``<stem>_gates.yaml`` and ``<stem>_gates.toml``.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> oval.gates = np.array([[20.0, 0.0, 1.0], [-20.0, 0.0, 1.5]])
+        >>> oval.gate_heading, oval.gate_size = np.array([np.pi / 2, -np.pi / 2]), np.ones(2)
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.gates(oval, out)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0_gates.yaml', 'track_env0_gates.toml']
+    """
     return {
         f"{track.stem}_gates.yaml": gates_yaml(track),
         f"{track.stem}_gates.toml": lsy_toml(track),

@@ -17,7 +17,20 @@ from ._track import Track
 def road_surface(track: Track) -> Mesh:
     """The road between the boundaries, as ``mesh.road_mesh`` lays it out (vertex 2i the
     left boundary at point i, 2i + 1 the right; quad i is triangles 2i, 2i + 1, facing up)
-    but with the track's own widths per side and its heights (z 0 when flat)."""
+    but with the track's own widths per side and its heights (z 0 when flat).
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, road_surface
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> road = road_surface(oval)
+        >>> road.vertices.shape, road.faces.shape  # two vertices and two triangles a point
+        ((32, 3), (32, 3))
+        >>> road.vertices[:2, 0].tolist()  # x of point 0's left (inner) and right edges
+        [18.0, 22.0]
+    """
     lb, rb = track.boundaries()
     z = track.z if track.z is not None else np.zeros(len(track.xy))
     N = len(lb)
@@ -74,6 +87,17 @@ def obj_text(track: Track, wall_height: float | None = None) -> bytes:
 
     Raises:
         ExportError: a wall height not > 0.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, obj_text
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> obj_text(oval).decode().splitlines()[1:4]
+        ['o road', 'v 18.000000 0.000000 0.000000', 'v 22.000000 -0.000000 0.000000']
+        >>> obj_text(oval, wall_height=1.0).decode().count("\\no ")  # road and two walls
+        3
     """
     buf = io.StringIO()
     buf.write(f"# {track.stem}: road surface from procgen_nb (metres, Z up)\n")
@@ -98,6 +122,19 @@ def gltf_json(track: Track, wall_height: float | None = None) -> bytes:
 
     Raises:
         ExportError: a wall height not > 0.
+
+    Example:
+        >>> import json
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, gltf_json
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> doc = json.loads(gltf_json(oval, wall_height=1.0))
+        >>> [m["name"] for m in doc["meshes"]], doc["accessors"][0]["count"]
+        (['road', 'wall_left', 'wall_right'], 32)
+        >>> doc["accessors"][2]["max"][1]  # the walls' top: glTF's y is up
+        1.0
     """
     blob = bytearray()
     views, accessors, meshes, nodes = [], [], [], []
@@ -159,12 +196,38 @@ def gltf_json(track: Track, wall_height: float | None = None) -> bytes:
 
 
 def render_obj(track: Track, wall_height: float | None = None) -> dict[str, bytes]:
-    """``<stem>.obj``: ``obj_text``."""
+    """``<stem>.obj``: ``obj_text``.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.obj(oval, out)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0.obj']
+    """
     return {f"{track.stem}.obj": obj_text(track, wall_height)}
 
 
 def render_gltf(track: Track, wall_height: float | None = None) -> dict[str, bytes]:
-    """``<stem>.gltf``: ``gltf_json``."""
+    """``<stem>.gltf``: ``gltf_json``.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.gltf(oval, out, wall_height=1.0)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0.gltf']
+    """
     return {f"{track.stem}.gltf": gltf_json(track, wall_height)}
 
 

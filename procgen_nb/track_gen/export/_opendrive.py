@@ -46,6 +46,21 @@ def opendrive_xml(track: Track, tolerance: float = 0.01) -> bytes:
 
     Raises:
         ExportError: a tolerance not > 0.
+
+    Example:
+        >>> import xml.etree.ElementTree as ET
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, opendrive_xml
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> road = ET.fromstring(opendrive_xml(oval)).find("road")
+        >>> round(float(road.get("length")), 2)  # the 16 sides of the polygon
+        96.26
+        >>> [g[0].tag for g in road.find("planView")][:3], len(road.find("planView"))
+        (['line', 'line', 'line'], 16)
+        >>> [lane.get("id") for lane in road.iter("lane")]
+        ['1', '0', '-1']
     """
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not tolerance > 0:
         raise ExportError(f"opendrive tolerance: expected metres > 0, got {tolerance!r}")
@@ -141,7 +156,20 @@ def opendrive_xml(track: Track, tolerance: float = 0.01) -> bytes:
 
 
 def render(track: Track, tolerance: float = 0.01) -> dict[str, bytes]:
-    """``<stem>.xodr``: ``opendrive_xml``."""
+    """``<stem>.xodr``: ``opendrive_xml``.
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.opendrive(oval, out)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0.xodr']
+    """
     return {f"{track.stem}.xodr": opendrive_xml(track, tolerance)}
 
 

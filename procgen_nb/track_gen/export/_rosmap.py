@@ -45,6 +45,28 @@ def render(
 
     Raises:
         ExportError: a resolution not > 0, or a wall or margin not a small integer.
+
+    Example:
+        >>> import io, tempfile
+        >>> import numpy as np, yaml
+        >>> from PIL import Image
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = export.Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> files = export.ros_map_files(oval, resolution=0.5)
+        >>> sorted(files)
+        ['track_env0.png', 'track_env0.yaml', 'track_env0_centerline.csv']
+        >>> meta = yaml.safe_load(files["track_env0.yaml"])
+        >>> meta["resolution"], meta["origin"]  # 10 pixels of margin past (-22, -12)
+        (0.5, [-27.0, -17.0, 0.0])
+        >>> png = Image.open(io.BytesIO(files["track_env0.png"]))
+        >>> png.getpixel((93, 34)), png.getpixel((54, 34))  # (19.75, -0.25) on the road; the middle
+        (254, 205)
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.ros_map(oval, out, resolution=0.5)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0.png', 'track_env0.yaml', 'track_env0_centerline.csv']
     """
     for name, v in (("wall", wall), ("margin", margin)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1000:

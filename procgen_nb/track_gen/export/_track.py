@@ -39,6 +39,21 @@ class Track:
             clean band).
         gates: ``(G, 3)`` gate positions or None; gate_heading ``(G,)`` radians (travel
             direction through each gate); gate_size ``(G,)`` metres.
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track
+        >>> a = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        >>> xy = np.stack([20 * np.cos(a), 10 * np.sin(a)], 1)  # a 40 m x 20 m ellipse
+        >>> oval = Track(xy, left=np.full(16, 2.0), right=np.full(16, 2.0))
+        >>> oval.stem, Track(xy, oval.left, oval.right, seed=3, epoch=1, generator="polar").stem
+        ('track_env0', 'polar_s3_e1')
+        >>> oval.boundaries()[0][0].round(9).tolist()  # counter-clockwise: left is inward
+        [18.0, 0.0]
+        >>> round(float(oval.arc_length()[-1]), 2)  # the 16-gon inside the ellipse's 96.88 m
+        96.26
+        >>> oval.start_poses(2).shape  # x, y, yaw of two cars
+        (2, 3)
     """
 
     xy: np.ndarray
@@ -98,8 +113,9 @@ class Track:
 
     def start_index(self) -> int:
         """The point of the start/finish line: on the main straight (the longest run of
-        points whose |curvature| is at most the lower quartile's, or 1/(lap/4) when that is
-        larger), as far along it as the default grid of 4 cars needs, at most to its end."""
+        points whose absolute curvature is at most the lower quartile's, or 1/(lap/4) when
+        that is larger), as far along it as the default grid of 4 cars needs, at most to its
+        end."""
         N = len(self.xy)
         k = np.abs(self.curvature())
         lap = self.arc_length()[-1]
@@ -202,7 +218,7 @@ def _check_scale(scale: Any) -> float:
 
 
 def tracks(source: Any, env: Any = None, *, scale: float = 1.0, width: Any = None) -> list[Track]:
-    """Reads envs back as ``Track``s, in metres.
+    """Reads envs back as ``Track`` objects, in metres.
 
     Args:
         source: a ``TrackGenerator`` (seeds, epoch and generator known), its
@@ -220,6 +236,17 @@ def tracks(source: Any, env: Any = None, *, scale: float = 1.0, width: Any = Non
     Raises:
         ExportError: an unknown source, an env out of range, a scale or width not > 0, or
             no width to use.
+
+    Example:
+        >>> import procgen_nb as pg
+        >>> from procgen_nb.track_gen import export
+        >>> gen = pg.track_gen.presets.track("polar", num_envs=2, num_points=64, seed=1)
+        >>> _ = gen.generate()
+        >>> [(t.stem, len(t.xy)) for t in export.tracks(gen)]
+        [('polar_s1_e0', 64), ('polar_s2_e0', 64)]
+        >>> (t,) = export.tracks(gen, 1, scale=2.0, width=3.0)  # env 1, 3 m each side
+        >>> t.stem, t.left[:2].tolist()
+        ('polar_s2_e0', [3.0, 3.0])
     """
     scale = _check_scale(scale)
     if isinstance(source, Track):

@@ -88,6 +88,20 @@ def export(
             whose boundaries cross, an ``out`` that is a file. Nothing is written then:
             every track is rendered before the first file is, and each file is written
             under a temporary name and renamed.
+
+    Example:
+        >>> import os, tempfile
+        >>> import procgen_nb as pg
+        >>> from procgen_nb.track_gen import export
+        >>> gen = pg.track_gen.presets.track("polar", num_envs=2, num_points=64, seed=1)
+        >>> _ = gen.generate()
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.export(gen, "tumftm", out)
+        ...     written = sorted(os.listdir(out))
+        >>> written
+        ['index.json', 'polar_s1_e0.csv', 'polar_s2_e0.csv']
+        >>> [t["files"] for t in entry["tracks"]], entry["skipped"]
+        ([['polar_s1_e0.csv'], ['polar_s2_e0.csv']], [])
     """
     render = _renderer(format, options)
     picked = tracks(source, env, scale=scale, width=width)

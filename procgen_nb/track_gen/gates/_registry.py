@@ -56,17 +56,19 @@ def lookup(registry: Registry, name: str) -> Any:
     ensure_builtins(registry)
     try:
         return registry.get(KIND, name)
-    except GeneratorError:
-        other = registry._specs["stage"].get(name)
-        if other is not None and is_gate_stage(other):
-            return other
-        raise
+    except GeneratorError as exc:
+        missing = exc
+    # an anchors Stage is registered as a stage: the gate generators' error when it is not
+    other = registry.get("stage", name) if name in registry.available("stage") else None
+    if other is not None and is_gate_stage(other):
+        return other
+    raise missing
 
 
 def available(registry: Registry) -> list[str]:
     """Returns the sorted names of the registered gate generators."""
     ensure_builtins(registry)
-    extra = [n for n, s in registry._specs["stage"].items() if is_gate_stage(s)]
+    extra = [n for n in registry.available("stage") if is_gate_stage(registry.get("stage", n))]
     return sorted(set(registry.available(KIND)) | set(extra))
 
 

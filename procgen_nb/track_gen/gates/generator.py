@@ -26,7 +26,7 @@ import copy
 import dataclasses
 import hashlib
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -34,13 +34,13 @@ import warp as wp
 
 from ...dynamic import is_dynamic
 from ...errors import GeneratorError, NotCapturableError, ParamsError
-from ...launch import log_entry, unlogged
+from ...launch import log_entry
 from ...params import Params
 from .. import ops
-from .._param_buffers import checked_now, fill_value
+from .._param_buffers import checked_now
+from .._pipeline_base import _Pipeline, _Step
 from .._spec_stage import resolve_params
-from .._update import rebuild as _rebuild
-from ..exec import LaunchContext, StageBuilder, _context, _GraphCalls, capturing
+from ..exec import LaunchContext, StageBuilder, _context, capturing
 from ..ops import _kernels as _ok
 from ..plugin import CaptureClass, GateGeneratorSpec, Stage, registry
 from . import _kernels as _k
@@ -157,13 +157,6 @@ class GateResult:
         return h.hexdigest()
 
 
-@dataclasses.dataclass
-class _Step:
-    name: str
-    capture: CaptureClass
-    run: Callable[[Any], None]
-
-
 def resolve_gate_params(stage: Stage, config: GateGenConfig) -> Params | None:
     """Returns the stage's validated Params from ``config.generator_params`` (a
     ``GateGenConfig`` subclass without them is read with ``from_legacy``).
@@ -174,7 +167,7 @@ def resolve_gate_params(stage: Stage, config: GateGenConfig) -> Params | None:
     return resolve_params(stage, config, base=GateGenConfig)
 
 
-class GateGenerator(_GraphCalls):
+class GateGenerator(_Pipeline):
     """Generates ``num_envs`` gate layouts of at most ``max_gates`` gates per call.
 
     Args:
@@ -194,6 +187,8 @@ class GateGenerator(_GraphCalls):
             ``min_gates..max_gates``, refused ``generator_params``, or a missing track
             (each a ``ValueError``).
     """
+
+    _what = "gate generator"
 
     def __init__(
         self,
@@ -264,7 +259,7 @@ class GateGenerator(_GraphCalls):
             max_gates=G,
             ctx=self.ctx,
         )
-        self._dyn: dict[str, wp.array] = {}
+        self._dyn: dict[tuple[str, str], wp.array] = {}
         outputs = {"anchors.xy": lambda: self.anchors, "anchors.count": lambda: self.anchor_count}
         b = _AnchorsBuilder(
             layout=layout,
@@ -275,7 +270,7 @@ class GateGenerator(_GraphCalls):
             active=self._active,
             outputs=outputs,
             inputs={} if center is None else {"xy": center},
-            param_buffer=self._param_buffer,
+            param_buffer=self._param_buffer("generator", stage.Params, params, stage.name),
         )
         enqueue = stage.build(b, params)
         if not callable(enqueue):
@@ -292,26 +287,9 @@ class GateGenerator(_GraphCalls):
             if (getattr(stage, "preferred", None) or {}).get("normalize") == "extent":
                 self._steps.append(self._normalize_step())
         self._steps.append(self._finish_step())
-        self._plan: list[Any] | None = None
+        self._plans: dict[str, list[Any]] = {}
         self._built()
-        with unlogged():  # the warm-up is no part of a graph node's recording
-            self._run_eager()
-
-    def _param_buffer(self, name: str) -> wp.array:
-        pcls = self.stage.Params
-        dyn = [] if pcls is None else pcls.dynamic_fields()
-        if name not in dyn:
-            raise GeneratorError(
-                f"{self.stage.name} b.param: expected a dynamic field {dyn}, got {name!r}"
-            )
-        buf = self._dyn.get(name)
-        if buf is None:
-            t = pcls.fields()[name].type
-            dt, v = (wp.int32, int) if t in (int, bool) else (wp.float32, float)
-            buf = self._dyn[name] = wp.array(
-                [v(getattr(self.params, name))], dtype=dt, device=self.ctx.device
-            )
-        return buf
+        self._warm_up()
 
     def _head(self) -> _Step:
         E = self.config.num_envs
@@ -360,44 +338,17 @@ class GateGenerator(_GraphCalls):
 
     # -- running ------------------------------------------------------------------------------
     @property
-    def host_driven(self) -> bool:
-        """True when the generator is HOST (it runs eagerly each call)."""
-        return any(s.capture is CaptureClass.HOST for s in self._steps)
-
-    @property
     def step_names(self) -> list[str]:
         """The pipeline's stages in order (``head``, ``generator:<name>``, ``order.<o>``...)."""
         return [s.name for s in self._steps]
 
-    def _run_step(self, step: _Step, ctx: Any) -> None:
-        if step.capture is CaptureClass.HOST:
-            step.run(ctx)
-        else:
-            with ctx.strict():
-                step.run(ctx)
-
-    def _run_eager(self) -> None:
-        for step in self._steps:
-            self._run_step(step, self.ctx)
-
-    def _make_plan(self) -> list[Any]:
-        plan: list[Any] = []
-        group: list[_Step] = []
-
-        def close() -> None:
-            if group:
-                steps = list(group)
-                plan.append(self.ctx.record(lambda: [self._run_step(s, self.ctx) for s in steps]))
-                group.clear()
-
-        for step in self._steps:
-            if step.capture is CaptureClass.HOST:
-                close()
-                plan.append(step)
-            else:
-                group.append(step)
-        close()
-        return plan
+    def _run(self, mode: str, epoch: int | None = None) -> GateResult:
+        if self.host_driven and capturing(self.ctx):
+            raise NotCapturableError(
+                f"gate generator {self.stage.name!r}: expected a capturable gate generator inside "
+                "a caller's capture, got a HOST one (capturable=False); call generate() outside it"
+            )
+        return super()._run(mode, epoch)
 
     def generate(self, epoch: int | None = None) -> GateResult:
         """Generates every env's gates (for ``epoch`` when given); returns the device arrays.
@@ -406,23 +357,7 @@ class GateGenerator(_GraphCalls):
             ParamsError: an epoch that ``GateGenConfig`` refuses (not an integer in
                 [0, 2**31 - 1]).
         """
-        if epoch is not None:
-            self._set_epoch(epoch)
-        if self.host_driven and capturing(self.ctx):
-            raise NotCapturableError(
-                f"gate generator {self.stage.name!r}: expected a capturable gate generator inside "
-                "a caller's capture, got a HOST one (capturable=False); call generate() outside it"
-            )
-        if self._plan is None:
-            self._plan = self._make_plan()
-        for item in self._plan:
-            if isinstance(item, _Step):
-                self._host_step(item.name)
-                self._run_step(item, self.ctx)
-            else:
-                item.replay()
-        self._called(epoch)
-        return self.result
+        return self._generate(epoch)
 
     def update(self, generator_params: Mapping[str, Any]) -> bool:
         """Changes the generator's Params fields: a dynamic field is written to its device
@@ -453,12 +388,10 @@ class GateGenerator(_GraphCalls):
         if not set(generator_params) <= dynamic:
             cfg = copy.copy(self.config)
             cfg.generator_params = new
-            _rebuild(self, cfg)  # a refused rebuild leaves the generator as it was
+            self._rebuild(cfg)  # a refused rebuild leaves the generator as it was
             return True
         for key, value in given.items():
-            buf = self._dyn.get(key)
-            if buf is not None:
-                self.ctx.fill(buf, fill_value(type(new), key, value, "generator"))
+            self._fill_dynamic("generator", type(new), key, value)
         self.params = new
         self.config.generator_params = new
         moved = {k: v for k, v in given.items() if is_dynamic(v)}
@@ -477,14 +410,7 @@ class GateGenerator(_GraphCalls):
         Raises:
             NotCapturableError: a HOST generator and ``ctx`` is recording.
         """
-        _context("enqueue ctx", ctx, None, required=True)
-        if ctx.recording and self.host_driven:
-            raise NotCapturableError(
-                f"gate generator {self.stage.name!r}: expected a capturable generator inside a "
-                "caller's recording, got a HOST one (capturable=False); call generate() instead"
-            )
-        for step in self._steps:
-            self._run_step(step, ctx)
+        self._emit(ctx)
 
 
 __all__ = ["GateGenerator", "GateResult", "as_gate_stage", "resolve_gate_params"]
