@@ -281,16 +281,16 @@ def _shared(tg):
     return g
 
 
-def _alone(jitter, epoch):
+def _alone(jitter, epoch, device="cpu"):
     """The reference: a generator of its own, updated and called once (read with NumPy)."""
-    tg = _tg()
+    tg = _tg(device=device)
     tg.update(generator_params={"radius_jitter": jitter})
     res = tg.generate(epoch=epoch)
     return res.xy.numpy(), res.valid.numpy()
 
 
-def test_two_nodes_of_one_generator_replay_each_its_own_call():
-    tg = _tg()
+def test_two_nodes_of_one_generator_replay_each_its_own_call(device):
+    tg = _tg(device=device)
     g = _shared(tg)
     for i, jitter in enumerate([0.3, 0.55, 0.8]):
         params = {"a.radius_jitter": jitter, "a.epoch": i, "b.radius_jitter": 0.1, "b.epoch": 9}
@@ -300,9 +300,9 @@ def test_two_nodes_of_one_generator_replay_each_its_own_call():
         assert (pg.traffic() - before).readbacks == 0
         if i:  # a dynamic field moved: the graph's recording replays, no plan
             assert cookrun.counts().plans == plans and out.report.replayed
-        fresh = _shared(_tg()).cook(params=params)
+        fresh = _shared(_tg(device=device)).cook(params=params)
         for node, (j, e) in (("a", (jitter, i)), ("b", (0.1, 9))):
-            xy, valid = _alone(j, e)
+            xy, valid = _alone(j, e, device)
             assert np.array_equal(out[node]["xy"].numpy().reshape(xy.shape), xy)
             assert np.array_equal(out[node]["valid"].numpy(), valid)
             assert out[node]["xy"].numpy().tobytes() == fresh[node]["xy"].numpy().tobytes()
