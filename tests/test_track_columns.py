@@ -390,3 +390,23 @@ def test_a_graph_compacts_a_result_geometry_on_the_device():
     valid, seeds = tg.result.valid.numpy(), tg.result.seeds.numpy()
     assert 0 < n < 24
     assert out["seeds"]["seeds"].numpy()[:n].tolist() == seeds[valid != 0].tolist()
+
+
+def test_a_gates_first_course_node_rebuilds_on_a_static_gates_field():
+    def made(gate_params=None):
+        return Course(
+            TrackGenConfig(num_envs=4, num_points=64, seed=5, device="cpu"),
+            GateGenConfig(
+                generator="free", num_envs=4, seed=5, device="cpu", generator_params=gate_params
+            ),
+        )
+
+    course = made()
+    assert course.gates_first  # the centerline runs through the gates
+    g = pg.Graph("free course")
+    g.add("course", course.node())
+    g.cook()
+    out = g.cook(params={"course.gates_gates": 5, "course.epoch": 4})
+    assert course.gates.params.gates == 5
+    _same_course(out["course"], made({"gates": 5}).generate(epoch=4))
+    assert out["course"]["gate_count"].numpy().tolist() == [5, 5, 5, 5]

@@ -170,8 +170,10 @@ def course_node(course: Any, restart: Callable[[], None], name: str | None = Non
             dynamic[i] = {k: v for k, v in vals.items() if k in dyn}
         static = {i: v for i, v in static.items() if v}
         if static:
-            first = gates if course.gates_first else track
-            order = sorted(static, key=lambda i: groups[i] not in first)
+            # the generator the other reads is rebuilt first (the gates of a course whose
+            # centerline runs through them, else the centerline)
+            first = range(len(track), len(groups)) if course.gates_first else range(len(track))
+            order = sorted(static, key=lambda i: i not in first)
             try:
                 _apply(groups, {i: static[i] for i in order})
             finally:
