@@ -16,7 +16,9 @@ kernel runs over): the recording evaluates it at each replay, so it too replays 
 plan (``plans per replayed cook`` is 0). A fourth, ``params field``, is a track generator's
 dynamic Params field (``polar``'s ``radius_jitter``) moved by a node's dynamic parameter
 inside a graph: the node's ``tg.update`` + ``tg.generate`` replay with the graph (0 plans
-and 0 readbacks per cook), against the same graph planning again each cook.
+and 0 readbacks per cook), against the same graph planning again each cook. A fifth,
+``shared generator``, is two ``tg.node()`` of one generator in one graph, one of them
+moving that dynamic field: each node's call replays with its own value (0 plans).
 Ratios are printed; nothing is asserted.
 Run: ``python benchmarks/replay.py`` (``--smoke`` for a quick run in the test suite).
 """
@@ -184,6 +186,38 @@ def params_field(envs: int, reps: int) -> dict[str, float]:
     }
 
 
+def shared_generator(envs: int, reps: int) -> dict[str, float]:
+    """Two nodes of one track generator, one moving its dynamic ``radius_jitter``: the
+    graph's recording replays both calls (each with its own value) vs planning again."""
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    def graph(record: bool) -> pg.Graph:
+        tg = TrackGenerator(TrackGenConfig(generator="polar", num_envs=envs, num_points=64))
+        g = pg.Graph("shared generator", record=record)
+        g.add("a", tg.node())
+        g.add("b", tg.node())
+        g.cook(params={"b.radius_jitter": 0.1, "b.epoch": 9})
+        return g
+
+    values = iter(np.linspace(0.05, 0.95, 10_000))
+    replan = graph(record=False)
+    t_replan = timeit(lambda: replan.cook(params={"a.radius_jitter": next(values)}), reps)
+    rec = graph(record=True)
+    before, plans = pg.traffic(), pg.cookrun.counts().plans
+    t_replay = timeit(lambda: rec.cook(params={"a.radius_jitter": next(values)}), reps)
+    d = pg.traffic() - before
+    plans = pg.cookrun.counts().plans - plans
+    assert rec.last.report.replayed
+    label = "shared generator"
+    return {
+        f"[{label}] replan (ms)": t_replan * 1e3,
+        f"[{label}] replay (ms)": t_replay * 1e3,
+        f"[{label}] replay speedup vs replan": t_replan / t_replay,
+        f"[{label}] readbacks per replayed cook": d.readbacks / (reps + 1),
+        f"[{label}] plans per replayed cook": plans / (reps + 1),
+    }
+
+
 def timeit(fn, reps: int) -> float:
     fn()
     t0 = time.perf_counter()
@@ -206,6 +240,7 @@ def main(argv=None) -> dict[str, float]:
         **scenario("device word", args.nodes, args.n, args.reps, "word"),
         **scenario("derived", args.nodes, args.n, args.reps, "derived"),
         **params_field(args.nodes, args.reps),
+        **shared_generator(args.nodes, args.reps),
     }
     print(f"{args.nodes} nodes x {args.n} points, {args.reps} cooks each, device {pg.get_device()}")
     for k, v in rows.items():

@@ -7,13 +7,20 @@ capacity and a live count held in a one-word device buffer (``_capacity``/``_liv
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
+from .counts import (
+    Count,
+    LiveCount,
+    ResolvedDomain,
+    as_live_count,
+    counted_slots,  # noqa: F401 - its home is counts; columns hands it on
+    resolve_domain,
+)
 from .elements import COLUMN_TYPES, ELEMENTS, F32_MAX, WORD_RANGES, column_of_dtype
 from .errors import BindingError
 
@@ -25,20 +32,6 @@ ELEMENT_TYPES: dict[str, tuple[Any, int, str]] = {
 BINDING_ELEMENTS: dict[str, str] = {n: e.column for n, e in ELEMENTS.items()}
 
 
-#: a live count's word -> the slots it counts (the capacity of the first LiveCount over it)
-_COUNTED: weakref.WeakKeyDictionary[wp.array, int] = weakref.WeakKeyDictionary()
-
-
-def counted_slots(words: Any) -> int | None:
-    """Returns the slots a count word counts: the capacity of the live count it is the word
-    of (an appended output's counter: its output's slots), or None for a word of no live
-    count."""
-    try:
-        return _COUNTED.get(words)
-    except TypeError:
-        return None
-
-
 def _type_of_dtype(dtype: Any) -> str:
     name = column_of_dtype(dtype)
     if name is not None:
@@ -46,74 +39,6 @@ def _type_of_dtype(dtype: Any) -> str:
     raise BindingError(
         f"column dtype: expected one of float32, int32, uint32, vec2f, vec3f, vec4f, got {dtype}"
     )
-
-
-class LiveCount:
-    """A count held in a one-word device buffer (u32), with the capacity it is bounded by.
-
-    Attributes:
-        words: the ``[1]`` uint32 device array holding the count.
-        capacity: the most the count can reach (what a dispatch over it covers).
-        guard: an optional ``[1]`` int32 device word set to 1 when the count outgrew capacity.
-    """
-
-    def __init__(self, words: wp.array, capacity: int, guard: wp.array | None = None):
-        if not isinstance(words, wp.array) or words.size != 1:
-            raise BindingError(
-                f"count: expected a one-word device column, got {_describe_value(words)}"
-            )
-        if int(capacity) < 0:
-            raise BindingError(f"capacity: expected a number >= 0, got {capacity!r}")
-        self.words = words
-        self.capacity = int(capacity)
-        self.guard = guard
-        _COUNTED.setdefault(words, self.capacity)
-
-    @property
-    def device(self) -> str:
-        """The device the count lives on."""
-        return str(self.words.device)
-
-    def __repr__(self) -> str:
-        return f"LiveCount(capacity={self.capacity}, device={self.device!r})"
-
-    # -- count arithmetic (the 0.1 interface's ``geometry.point.count * 8``, ``count + 1``)
-    def _count(self) -> Any:
-        from .counts import count
-
-        return count(self)
-
-    def __add__(self, other: Any) -> Any:
-        return self._count() + other
-
-    def __radd__(self, other: Any) -> Any:
-        return other + self._count()
-
-    def __sub__(self, other: Any) -> Any:
-        return self._count() - other
-
-    def __rsub__(self, other: Any) -> Any:
-        return other - self._count()
-
-    def __mul__(self, other: Any) -> Any:
-        return self._count() * other
-
-    def __rmul__(self, other: Any) -> Any:
-        return other * self._count()
-
-    def __lt__(self, other: Any) -> bool:
-        from .counts import refuse_order
-
-        refuse_order(self, other)
-
-    __le__ = __gt__ = __ge__ = __lt__
-
-    def __int__(self) -> int:
-        from .counts import refuse_number
-
-        refuse_number(self)
-
-    __index__ = __float__ = __int__
 
 
 class Column:
@@ -219,6 +144,12 @@ class Column:
             n = min(int(ctx.readback(self.live.words)[0]), n)
         return ctx.readback(self.data[:n]) if n else self.data.numpy()[:0]
 
+    def _resolve_domain(self, ctx: Any = None) -> ResolvedDomain:
+        """A dispatch over the column: its live count, or every slot of a plain one."""
+        if self.live is not None:
+            return ResolvedDomain(self.live.capacity, self.live, None)
+        return ResolvedDomain(len(self), None, len(self))
+
     def with_live(self, live: LiveCount | None) -> Column:
         """Returns the same data carrying ``live`` as its live count."""
         return Column(self.data, self.type, live, self.table)
@@ -268,6 +199,10 @@ class Domain(Record):
     def count(self, value: Any) -> None:
         object.__setattr__(self, "_count", _class_count(value, self))
 
+    def _resolve_domain(self, ctx: Any = None) -> ResolvedDomain:
+        """A dispatch over the class: over its count (``counts`` reads it)."""
+        return resolve_domain(self._count, ctx)
+
     @property
     def columns(self) -> dict[str, Column]:
         """The class's columns by name."""
@@ -277,8 +212,6 @@ class Domain(Record):
 def _class_count(value: Any, dom: Domain) -> Any:
     """Checks a count assigned to a Geometry class (``class.count = count``)."""
     import numbers
-
-    from .counts import Count, as_live_count
 
     where = "class.count"
     slots = min((len(c) for c in dom.values() if isinstance(c, Column)), default=None)

@@ -17,6 +17,7 @@ past a guard lets the recording go (``counts().guarded``).
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -116,9 +117,15 @@ class CookRecording:
         # dynamic values in device words (fills) are written before a graph replay; dynamic
         # launch params need recorded launches, whose params are set before each replay
         self.mode = "launches" if self._dynamic_args else "graph"
+        # a word that takes two dynamic fills or more (two nodes of one generator each fill
+        # its Params buffer) holds each value only between its fill and the next: each of
+        # those fills sets a staging word of its own before a graph replay, copied into
+        # the word at the fill's place inside it
+        self._staged = self._staging() if self.mode == "graph" else {}
+        self.copy_count += len(self._staged)
         # a word a dynamic fill sets before a graph replay takes no other fill inside it
         # (the zeros its allocation logged would clear the value set beforehand)
-        hoisted = {i for i, _, _ in self._dynamic_fills}
+        hoisted = {i for i, _, _ in self._dynamic_fills} - set(self._staged)
         words = {id(self.log[i][1]) for i in hoisted}
         self._skipped = (
             {i for i, e in enumerate(self.log) if e[0] == "fill" and id(e[1]) in words} | hoisted
@@ -135,6 +142,17 @@ class CookRecording:
         self._host_views: dict[int, np.ndarray] = {}
         self.replays = 0
         _counts.recordings += 1
+
+    def _staging(self) -> dict[int, wp.array]:
+        """{log index: staging word} for each dynamic fill of a word filled dynamically
+        more than once (see ``__init__``)."""
+        per_word = Counter(id(self.log[i][1]) for i, _, _ in self._dynamic_fills)
+        out = {}
+        for i, _, _ in self._dynamic_fills:
+            word = self.log[i][1]
+            if per_word[id(word)] > 1:
+                out[i] = wp.empty(word.shape, dtype=word.dtype, device=word.device)
+        return out
 
     def written(self) -> list[wp.array] | None:
         """The arrays a replay may write: every array a launch, copy or fill of it takes;
@@ -175,7 +193,9 @@ class CookRecording:
                 return
             with wp.ScopedCapture(device=ctx.device, stream=ctx.stream) as cap:
                 for i, e in enumerate(self.log):
-                    if i not in self._skipped:
+                    if i in self._staged:  # the value set before the replay, in its place
+                        wp.copy(e[1], self._staged[i], stream=e[-1].stream)
+                    elif i not in self._skipped:
                         _issue(e)
             self._graph = cap.graph
         else:
@@ -217,7 +237,7 @@ class CookRecording:
             self._build()
         if self.mode == "graph":
             for i, value in fills.items():
-                _set_word(self.log[i][1], value)
+                _set_word(self._staged.get(i, self.log[i][1]), value)
             if self._graph:
                 wp.capture_launch(self._graph)
         else:

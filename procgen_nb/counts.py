@@ -14,20 +14,118 @@ dispatch covers that and nothing crosses to the CPU. One that takes a count away
 (``a - b`` with a count in ``b``, a negative factor) is read back where the dispatch needs
 the number: the word is evaluated on the device, read once, and the cook report shows
 the wait. ``check_capacity`` is the overflow check of a node that states a bound.
+
+This module sits below ``columns``: it knows a Column and a Geometry class only by what they
+answer: a value of a type with ``_resolve_domain(ctx)`` answers the ``ResolvedDomain`` a
+dispatch over it covers (a Column its slots or its live count, a Geometry class its count,
+a Count its evaluation), and a Column is such a value holding its words in ``data`` and
+its LiveCount (or None) in ``live``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import numbers
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
-from .columns import Column, Domain, LiveCount
+from ._count_program import ADD, CONST, LEAF, MAX, MIN, MUL, SUB, WORD_MAX, eval_count
 from .errors import BindingError, CapacityError
+
+#: a live count's word -> the slots it counts (the capacity of the first LiveCount over it)
+_COUNTED: weakref.WeakKeyDictionary[wp.array, int] = weakref.WeakKeyDictionary()
+
+
+def counted_slots(words: Any) -> int | None:
+    """Returns the slots a count word counts: the capacity of the live count it is the word
+    of (an appended output's counter: its output's slots), or None for a word of no live
+    count."""
+    try:
+        return _COUNTED.get(words)
+    except TypeError:
+        return None
+
+
+class LiveCount:
+    """A count held in a one-word device buffer (u32), with the capacity it is bounded by.
+
+    Attributes:
+        words: the ``[1]`` uint32 device array holding the count.
+        capacity: the most the count can reach (what a dispatch over it covers).
+        guard: an optional ``[1]`` int32 device word set to 1 when the count outgrew capacity.
+    """
+
+    def __init__(self, words: wp.array, capacity: int, guard: wp.array | None = None):
+        if not isinstance(words, wp.array) or words.size != 1:
+            raise BindingError(
+                f"count: expected a one-word device column, got {_describe_words(words)}"
+            )
+        if int(capacity) < 0:
+            raise BindingError(f"capacity: expected a number >= 0, got {capacity!r}")
+        self.words = words
+        self.capacity = int(capacity)
+        self.guard = guard
+        _COUNTED.setdefault(words, self.capacity)
+
+    @property
+    def device(self) -> str:
+        """The device the count lives on."""
+        return str(self.words.device)
+
+    def __repr__(self) -> str:
+        return f"LiveCount(capacity={self.capacity}, device={self.device!r})"
+
+    # -- count arithmetic (the 0.1 interface's ``geometry.point.count * 8``, ``count + 1``) -------
+    def _count(self) -> Any:
+        return count(self)
+
+    def __add__(self, other: Any) -> Any:
+        return self._count() + other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + self._count()
+
+    def __sub__(self, other: Any) -> Any:
+        return self._count() - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - self._count()
+
+    def __mul__(self, other: Any) -> Any:
+        return self._count() * other
+
+    def __rmul__(self, other: Any) -> Any:
+        return other * self._count()
+
+    def __lt__(self, other: Any) -> bool:
+        refuse_order(self, other)
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __int__(self) -> int:
+        refuse_number(self)
+
+    __index__ = __float__ = __int__
+
+
+def _describe_words(v: Any) -> str:
+    if isinstance(v, wp.array):
+        return f"wp.array(dtype={getattr(v.dtype, '__name__', v.dtype)}, shape={v.shape})"
+    text = repr(v)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def _is_column(value: Any) -> bool:
+    """True for a Column (``procgen_nb.columns``): a domain answerer holding ``data``."""
+    return (
+        hasattr(type(value), "_resolve_domain")
+        and isinstance(getattr(value, "data", None), wp.array)
+        and hasattr(value, "live")
+    )
 
 
 @dataclasses.dataclass
@@ -53,15 +151,19 @@ def as_live_count(value: Any, where: str = "domain", ctx: Any = None) -> LiveCou
     """
     if isinstance(value, LiveCount):
         return value
-    if isinstance(value, Column):
+    if _is_column(value):
         return value.live
-    if hasattr(value, "_as_live_count"):
+    if hasattr(value, "_as_live_count"):  # count arithmetic (a Count)
         return value._as_live_count(ctx)
-    if isinstance(value, Mapping) and not isinstance(value, Domain) and "count" in value:
+    if (
+        isinstance(value, Mapping)
+        and not hasattr(type(value), "_resolve_domain")  # a Geometry class is no record
+        and "count" in value
+    ):
         count, cap = value.get("count"), value.get("capacity")
         if set(value) - {"count", "capacity"}:
             raise BindingError(f"{where}: expected {{count=, capacity=}}, got keys {sorted(value)}")
-        words = count.data if isinstance(count, Column) else count
+        words = count.data if _is_column(count) else count
         if isinstance(count, LiveCount):
             words = count.words
         if not isinstance(words, wp.array) or words.size != 1:
@@ -90,15 +192,11 @@ def resolve_domain(domain: Any, ctx: Any = None) -> ResolvedDomain:
         if int(domain) < 0:
             raise BindingError(f"domain: expected a Number >= 0, got {domain!r}")
         return ResolvedDomain(int(domain), None, int(domain))
-    if isinstance(domain, Domain):
-        return resolve_domain(domain.count, ctx)
-    if isinstance(domain, Count):
+    if hasattr(type(domain), "_resolve_domain"):  # a Geometry class, a Column, a Count
         return domain._resolve_domain(ctx)
     live = as_live_count(domain, "domain", ctx)
     if live is not None:
         return ResolvedDomain(live.capacity, live, None)
-    if isinstance(domain, Column):
-        return ResolvedDomain(len(domain), None, len(domain))
     raise BindingError(
         "domain: expected a Number, a Column, a live count or {count=, capacity=}, "
         f"got {type(domain).__name__}: {domain!r}"
@@ -107,54 +205,6 @@ def resolve_domain(domain: Any, ctx: Any = None) -> ResolvedDomain:
 
 # -- count arithmetic ----------------------------------------------------------------------
 
-_LEAF, _CONST, _ADD, _SUB, _MUL, _MIN, _MAX = range(7)
-_WORD_MAX = 2**32 - 1
-#: intermediate values saturate at +-2**40: far past a u32 word, far inside 64 bits
-_SAT = wp.constant(wp.int64(2**40))
-
-
-@wp.kernel
-def _eval_count(
-    prog: wp.array(dtype=wp.int32),
-    operand: wp.array(dtype=wp.int64),
-    leaves: wp.array(dtype=wp.uint32),
-    stack: wp.array(dtype=wp.int64),
-    out: wp.array(dtype=wp.uint32),
-):
-    sp = wp.int32(0)
-    for pc in range(prog.shape[0]):
-        op = prog[pc]
-        if op == 0:
-            stack[sp] = wp.int64(leaves[wp.int32(operand[pc])])
-            sp = sp + 1
-        elif op == 1:
-            stack[sp] = operand[pc]
-            sp = sp + 1
-        else:
-            x = stack[sp - 2]
-            y = stack[sp - 1]
-            r = x + y
-            if op == 3:
-                r = x - y
-            elif op == 4:
-                # saturate a product past the bound instead of wrapping 64 bits
-                if wp.float64(x) * wp.float64(y) > wp.float64(_SAT):
-                    r = wp.int64(_SAT)
-                elif wp.float64(x) * wp.float64(y) < -wp.float64(_SAT):
-                    r = -wp.int64(_SAT)
-                else:
-                    r = x * y
-            elif op == 5:
-                r = wp.min(x, y)
-            elif op == 6:
-                r = wp.max(x, y)
-            sp = sp - 1
-            stack[sp - 1] = wp.max(wp.min(r, wp.int64(_SAT)), -wp.int64(_SAT))
-    v = stack[0]
-    v = wp.max(v, wp.int64(0))
-    v = wp.min(v, wp.int64(4294967295))
-    out[0] = wp.uint32(v)
-
 
 def _leaf_of(value: Any, where: str) -> Count:
     if isinstance(value, Count):
@@ -162,18 +212,18 @@ def _leaf_of(value: Any, where: str) -> Count:
     if isinstance(value, bool):
         raise BindingError(f"{where}: expected a count or a whole number, got {value!r}")
     if isinstance(value, numbers.Integral):
-        return Count(_CONST, (), const=int(value))
+        return Count(CONST, (), const=int(value))
     if isinstance(value, float) and value.is_integer():
-        return Count(_CONST, (), const=int(value))
-    if isinstance(value, Column) and value.live is None:
-        return Count(_CONST, (), const=len(value))
+        return Count(CONST, (), const=int(value))
+    if _is_column(value) and value.live is None:
+        return Count(CONST, (), const=len(value))
     live = as_live_count(value, where)
     if live is None:
         raise BindingError(
             f"{where}: expected a live count (a count Column, an appended output, "
             f"{{count=, capacity=}}), a Count or a whole number, got {type(value).__name__}"
         )
-    return Count(_LEAF, (), live=live)
+    return Count(LEAF, (), live=live)
 
 
 class Count:
@@ -205,22 +255,22 @@ class Count:
         return Count(op, (o, self) if swap else (self, o))
 
     def __add__(self, other: Any) -> Count:
-        return self._bin(_ADD, other)
+        return self._bin(ADD, other)
 
     def __radd__(self, other: Any) -> Count:
-        return self._bin(_ADD, other, swap=True)
+        return self._bin(ADD, other, swap=True)
 
     def __sub__(self, other: Any) -> Count:
-        return self._bin(_SUB, other)
+        return self._bin(SUB, other)
 
     def __rsub__(self, other: Any) -> Count:
-        return self._bin(_SUB, other, swap=True)
+        return self._bin(SUB, other, swap=True)
 
     def __mul__(self, other: Any) -> Count:
-        return self._bin(_MUL, other)
+        return self._bin(MUL, other)
 
     def __rmul__(self, other: Any) -> Count:
-        return self._bin(_MUL, other, swap=True)
+        return self._bin(MUL, other, swap=True)
 
     def __lt__(self, other: Any) -> bool:
         refuse_order(self, other)
@@ -236,32 +286,32 @@ class Count:
         return f"Count({self._text()}, grows={self.grows}, capacity={self.capacity})"
 
     def _text(self) -> str:
-        if self._op == _CONST:
+        if self._op == CONST:
             return str(self._const)
-        if self._op == _LEAF:
+        if self._op == LEAF:
             return f"<count cap {self._live.capacity}>"
         a, b = (x._text() for x in self._args)
-        if self._op in (_MIN, _MAX):
-            return f"{'min' if self._op == _MIN else 'max'}({a}, {b})"
-        return f"({a} {'+-*'[(_ADD, _SUB, _MUL).index(self._op)]} {b})"
+        if self._op in (MIN, MAX):
+            return f"{'min' if self._op == MIN else 'max'}({a}, {b})"
+        return f"({a} {'+-*'[(ADD, SUB, MUL).index(self._op)]} {b})"
 
     # -- analysis --------------------------------------------------------------------
     def _reads(self) -> bool:
-        return self._op == _LEAF or any(a._reads() for a in self._args)
+        return self._op == LEAF or any(a._reads() for a in self._args)
 
     def _sign(self) -> int | None:
         """Returns +1 (never decreases with its counts), 0 (constant) or None (may decrease)."""
-        if self._op == _CONST:
+        if self._op == CONST:
             return 0
-        if self._op == _LEAF or self._stated is not None:
+        if self._op == LEAF or self._stated is not None:
             return 1  # a count with a stated capacity is a count as it is (a device.bound)
         a, b = self._args
         sa, sb = a._sign(), b._sign()
         if sa is None or sb is None:
             return None
-        if self._op == _SUB:
+        if self._op == SUB:
             return None if sb else sa
-        if self._op == _MUL:
+        if self._op == MUL:
             # a factor that can be negative turns growth around
             if (sa and b._lo() < 0) or (sb and a._lo() < 0):
                 return None
@@ -269,18 +319,18 @@ class Count:
 
     def _lo(self) -> int:
         """A lower bound of the value (counts are >= 0); -1 stands for "may be negative"."""
-        if self._op == _CONST:
+        if self._op == CONST:
             return self._const
-        if self._op == _LEAF or self._stated is not None:
+        if self._op == LEAF or self._stated is not None:
             return 0
         a, b = (x._lo() for x in self._args)
-        if self._op == _ADD:
+        if self._op == ADD:
             return a + b
-        if self._op == _MIN:
+        if self._op == MIN:
             return min(a, b)
-        if self._op == _MAX:
+        if self._op == MAX:
             return max(a, b)
-        if self._op == _MUL and a >= 0 and b >= 0:
+        if self._op == MUL and a >= 0 and b >= 0:
             return a * b
         return -1
 
@@ -292,17 +342,17 @@ class Count:
     def _at_capacity(self) -> int:
         if self._stated is not None and self._reads():
             return self._stated
-        if self._op == _CONST:
+        if self._op == CONST:
             return self._const
-        if self._op == _LEAF:
+        if self._op == LEAF:
             return self._live.capacity
         a, b = (x._at_capacity() for x in self._args)
         return {
-            _ADD: a + b,
-            _SUB: a - b,
-            _MUL: a * b,
-            _MIN: min(a, b),
-            _MAX: max(a, b),
+            ADD: a + b,
+            SUB: a - b,
+            MUL: a * b,
+            MIN: min(a, b),
+            MAX: max(a, b),
         }[self._op]
 
     @property
@@ -312,11 +362,11 @@ class Count:
             return self._stated
         if not self.grows:
             return None
-        return int(min(max(self._at_capacity(), 0), _WORD_MAX))
+        return int(min(max(self._at_capacity(), 0), WORD_MAX))
 
     # -- evaluation ------------------------------------------------------------------
     def _device(self) -> str | None:
-        if self._op == _LEAF:
+        if self._op == LEAF:
             return self._live.device
         for a in self._args:
             d = a._device()
@@ -325,11 +375,11 @@ class Count:
         return None
 
     def _compile(self, ops: list[int], operands: list[int], leaves: list[LiveCount]) -> None:
-        if self._op == _CONST:
-            ops.append(_CONST)
+        if self._op == CONST:
+            ops.append(CONST)
             operands.append(self._const)
-        elif self._op == _LEAF:
-            ops.append(_LEAF)
+        elif self._op == LEAF:
+            ops.append(LEAF)
             operands.append(len(leaves))
             leaves.append(self._live)
         else:
@@ -346,7 +396,7 @@ class Count:
         """
         from .launch import default_context
 
-        if self._op == _LEAF:
+        if self._op == LEAF:
             return self._live.words
         ctx = ctx or default_context(self._device())
         ops: list[int] = []
@@ -365,7 +415,7 @@ class Count:
         for k, leaf in enumerate(leaves):
             ctx.copy(lv, leaf.words, k, 0, 1)
         out = ctx.zeros(1, wp.uint32)
-        ctx.launch(_eval_count, 1, [p, o, lv, stack, out])
+        ctx.launch(eval_count, 1, [p, o, lv, stack, out])
         return out
 
     def read(self, ctx: Any = None, why: str | None = None) -> int:
@@ -377,7 +427,7 @@ class Count:
         from .ops._op import current_cook
 
         if not self._reads():
-            return int(min(max(self._at_capacity(), 0), _WORD_MAX))
+            return int(min(max(self._at_capacity(), 0), WORD_MAX))
         ctx = ctx or default_context(self._device())
         value = int(ctx.readback(self.words(ctx))[0])
         scope = current_cook()
@@ -456,7 +506,7 @@ def count(value: Any, capacity: int | None = None) -> Count:
         return _leaf_of(value, "count(value)")
     if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0:
         raise BindingError(f"count(capacity): expected a whole number >= 0, got {capacity!r}")
-    if isinstance(value, Column) and value.live is None and len(value) == 1:
+    if _is_column(value) and value.live is None and len(value) == 1:
         value = {"count": value, "capacity": int(capacity)}  # a one-word count (a scan's total)
     c = _leaf_of(value, "count(value)")
     return Count(c._op, c._args, c._const, c._live, int(capacity))
@@ -474,7 +524,7 @@ def count_min(first: Any, *rest: Any) -> Count:
     """
     out = _leaf_of(first, "count_min")
     for r in rest:
-        out = Count(_MIN, (out, _leaf_of(r, "count_min")))
+        out = Count(MIN, (out, _leaf_of(r, "count_min")))
     return out
 
 
@@ -490,7 +540,7 @@ def count_max(first: Any, *rest: Any) -> Count:
     """
     out = _leaf_of(first, "count_max")
     for r in rest:
-        out = Count(_MAX, (out, _leaf_of(r, "count_max")))
+        out = Count(MAX, (out, _leaf_of(r, "count_max")))
     return out
 
 

@@ -21,14 +21,6 @@ PKG = Path(procgen_nb.__file__).parent
 DOC = PKG.parent / "docs" / "architecture.md"
 MAX_LINES = 600
 
-#: import circles not broken yet, each as its sorted modules; the test fails when this list
-#: and the circles found differ, in either direction (a new circle, or one broken: then
-#: remove it here). Each is in files other work was changing at the same time:
-#: columns/counts (element types), _progress/device (the Warp adapter).
-KNOWN_CIRCLES: list[list[str]] = [
-    ["procgen_nb.columns", "procgen_nb.counts"],
-]
-
 
 def module_name(path: Path, root: Path) -> str:
     """``procgen_nb.track_gen.pipeline`` for ``root/procgen_nb/track_gen/pipeline.py``
@@ -146,7 +138,7 @@ TRACK = layer_table("### Inside track_gen")
 
 def test_no_import_circle():
     found = circles(GRAPH)
-    assert found == KNOWN_CIRCLES, "import circles (docs/architecture.md, rule 1):\n" + "\n".join(
+    assert found == [], "import circles (docs/architecture.md, rule 1):\n" + "\n".join(
         f"  {c}: " + "; ".join(f"{a} -> {sorted(GRAPH[a] & set(c))}" for a in c) for c in found
     )
 

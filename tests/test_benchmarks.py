@@ -33,6 +33,9 @@ def test_replay_benchmark_smoke(capsys):
     # a track generator's dynamic Params field moved inside a graph replays too
     assert rows["[params field] readbacks per replayed cook"] == 0
     assert rows["[params field] plans per replayed cook"] == 0
+    # and two nodes of one generator: each call replays with its own value
+    assert rows["[shared generator] readbacks per replayed cook"] == 0
+    assert rows["[shared generator] plans per replayed cook"] == 0
     assert "[params field] replay speedup vs replan" in rows
     numbers = [v for v in rows.values() if isinstance(v, float)]
     assert all(math.isfinite(v) and v >= 0 for v in numbers)

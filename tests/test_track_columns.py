@@ -195,3 +195,218 @@ def test_a_params_field_named_epoch_is_refused_as_a_node():
     )
     with pytest.raises(pg.GeneratorError, match=r"without an 'epoch' field .*got one in"):
         tg.node()
+
+
+def _course_with(track_params=None, gate_params=None, **tk):
+    return Course(
+        TrackGenConfig(
+            generator="polar",
+            num_envs=4,
+            num_points=64,
+            seed=5,
+            device="cpu",
+            generator_params=track_params,
+            **tk,
+        ),
+        GateGenConfig(
+            generator="arc_length", num_envs=4, seed=5, device="cpu", generator_params=gate_params
+        ),
+    )
+
+
+def _same_course(cols, fresh):
+    """The node's columns against a course made fresh and read back with ``numpy()``."""
+    data = fresh.numpy()
+    assert np.array_equal(cols["valid"].numpy(), data["valid"])
+    assert np.array_equal(cols["xy"].numpy().reshape(data["xy"].shape), data["xy"])
+    assert np.array_equal(cols["gate_count"].numpy(), data["gate_count"])
+    got = cols["gate_position"].numpy().reshape(data["gate_position"].shape)
+    assert np.array_equal(got, data["gate_position"], equal_nan=True)
+    assert np.array_equal(cols["s"].numpy(), data["s"].reshape(-1), equal_nan=True)
+    assert int(cols["valid_count"].words.numpy()[0]) == int(np.count_nonzero(data["valid"]))
+
+
+def test_a_course_node_offers_every_params_field_static_ones_plan_again():
+    course = _course()
+    g = pg.Graph("course")
+    g.add("course", course.node())
+    fields = g.params()
+    static = {"course.track_lobes", "course.track_validity_road_overlap", "course.gates_max_count"}
+    dynamic = {
+        "course.track_radius_jitter",
+        "course.track_validity_track_width",
+        "course.gates_jitter",
+    }
+    assert static | dynamic | {"course.epoch"} <= set(fields)
+    assert not any(fields[k].dynamic for k in static)
+    assert all(fields[k].dynamic for k in dynamic)
+    offered = as_target(g).params_class.fields()  # what explore() shows of the graph
+    assert static | dynamic <= set(offered) and not offered["course.track_lobes"].dynamic
+    g.cook()
+    plans = cookrun.counts().plans
+    moved = {"course.track_lobes": 5, "course.gates_max_count": 12, "course.epoch": 1}
+    out = g.cook(params=moved)
+    assert cookrun.counts().plans == plans + 1  # a static field: the node plans again
+    assert course.track.params.lobes == 5 and course.gates.params.max_count == 12
+    fresh = _course_with({"lobes": 5}, {"max_count": 12})
+    _same_course(out["course"], fresh.generate(epoch=1))
+    # then a dynamic field of each generator: replayed over the rebuilt course, exact
+    plans = cookrun.counts().plans
+    moved |= {"course.track_radius_jitter": 0.7, "course.gates_jitter": 0.5, "course.epoch": 3}
+    out = g.cook(params=moved)
+    assert cookrun.counts().plans == plans
+    fresh = _course_with({"lobes": 5, "radius_jitter": 0.7}, {"max_count": 12, "jitter": 0.5})
+    _same_course(out["course"], fresh.generate(epoch=3))
+
+
+def test_a_course_node_refuses_a_static_value_out_of_bounds_and_keeps_the_course():
+    course = _course()
+    g = pg.Graph("course")
+    g.add("course", course.node())
+    out = g.cook(params={"course.epoch": 2})
+    before = out["course"]["xy"].numpy().copy()
+    with pytest.raises(pg.ParamsError, match="lobes"):
+        g.cook(params={"course.track_lobes": 2})  # PolarParams' bounds (3, 64)
+    assert course.track.params.lobes == 8
+    assert np.array_equal(course.xy.numpy(), before)
+
+
+def _shared(tg):
+    """Two nodes of one generator, each compacting its own valid envs downstream."""
+    g = pg.Graph("shared")
+    g.add("a", tg.node())
+    g.add("b", tg.node())
+    g.add("keep_a", _keep, tracks="a")
+    g.add("keep_b", _keep, tracks="b")
+    return g
+
+
+def _alone(jitter, epoch, device="cpu"):
+    """The reference: a generator of its own, updated and called once (read with NumPy)."""
+    tg = _tg(device=device)
+    tg.update(generator_params={"radius_jitter": jitter})
+    res = tg.generate(epoch=epoch)
+    return res.xy.numpy(), res.valid.numpy()
+
+
+def test_two_nodes_of_one_generator_replay_each_its_own_call(device):
+    tg = _tg(device=device)
+    g = _shared(tg)
+    for i, jitter in enumerate([0.3, 0.55, 0.8]):
+        params = {"a.radius_jitter": jitter, "a.epoch": i, "b.radius_jitter": 0.1, "b.epoch": 9}
+        plans = cookrun.counts().plans
+        before = pg.traffic()
+        out = g.cook(params=params)
+        assert (pg.traffic() - before).readbacks == 0
+        if i:  # a dynamic field moved: the graph's recording replays, no plan
+            assert cookrun.counts().plans == plans and out.report.replayed
+        fresh = _shared(_tg(device=device)).cook(params=params)
+        for node, (j, e) in (("a", (jitter, i)), ("b", (0.1, 9))):
+            xy, valid = _alone(j, e, device)
+            assert np.array_equal(out[node]["xy"].numpy().reshape(xy.shape), xy)
+            assert np.array_equal(out[node]["valid"].numpy(), valid)
+            assert out[node]["xy"].numpy().tobytes() == fresh[node]["xy"].numpy().tobytes()
+            n, idx, turning = _read({"keep": out[f"keep_{node}"]})
+            assert idx.tolist() == np.flatnonzero(valid).tolist()
+            assert (n, idx.tolist(), turning.tolist()) == tuple(
+                x if isinstance(x, int) else x.tolist()
+                for x in _read({"keep": fresh[f"keep_{node}"]})
+            )
+
+
+def test_a_node_output_keeps_its_call_when_the_generator_is_called_outside():
+    tg = _tg()
+    g = pg.Graph("one")
+    g.add("tracks", tg.node())
+    out = g.cook(params={"tracks.epoch": 2})
+    xy = out["tracks"]["xy"].numpy().copy()
+    tg.generate(epoch=11)  # another cell calls the generator
+    assert np.array_equal(out["tracks"]["xy"].numpy(), xy)
+    assert not np.array_equal(tg.result.xy.numpy(), xy)
+    again = g.cook(params={"tracks.epoch": 2})  # stale arrays: the recording runs again
+    assert np.array_equal(again["tracks"]["xy"].numpy(), xy)
+
+
+def test_result_geometry_has_point_and_env_classes_with_no_readback():
+    E, N = 6, 16
+    tg = _tg(generator="hull", num_envs=E, num_points=N, seed=3, z_profile=True)
+    res = tg.generate(epoch=2)
+    before = pg.traffic()
+    geo = res.geometry()
+    d = pg.traffic() - before
+    assert (d.readbacks, d.launches) == (0, 1)  # the env index, made once
+    assert sorted(geo.classes) == ["env", "point"]
+    assert geo.point.count == E * N and geo.env.count == E
+    assert geo.point["xy"].type == "Vec2" and geo.point["env"].type == "Int"
+    again = pg.traffic()
+    geo = res.geometry()
+    assert (pg.traffic() - again).launches == 0
+    xy = res.xy.numpy()
+    assert np.array_equal(geo.point["xy"].numpy(), xy)
+    assert geo.point["env"].numpy().tolist() == np.repeat(np.arange(E), N).tolist()
+    assert np.array_equal(geo.point["z"].numpy(), res.attributes["z"].numpy())
+    valid = res.valid.numpy()
+    assert np.array_equal(geo.env["valid"].numpy(), valid)
+    assert np.array_equal(geo.env["reason"].numpy(), res.reason.numpy())
+    # each env's seed and points against that env made alone from its base seed
+    seeds = geo.env["seed"].numpy()
+    base = tg.config.env_seed_values()
+    for e in (0, E - 1):
+        one = _tg(generator="hull", num_envs=1, num_points=N, env_seeds=[base[e]], z_profile=True)
+        alone = one.generate(epoch=2).geometry()
+        assert alone.env["seed"].numpy()[0] == seeds[e]
+        assert np.array_equal(alone.point["xy"].numpy(), xy[e * N : (e + 1) * N])
+    assert len(set(seeds.tolist())) == E  # and they are the call's, not one per batch
+
+
+@pg.node
+def _valid_seeds(tracks):
+    """The seeds of the valid envs, compacted on the device from a Geometry's env class."""
+    env = tracks.env
+    kept = ops.device.kernel(kernel=COMPACT, bind={"flags": env["valid"]}, domain=env)["columns"]
+    seeds = ops.device.kernel(
+        kernel=GATHER,
+        specialize={"TYPE": "i32"},
+        bind={"src": env["seed"], "idx": kept["indices"]},
+        domain=kept["indices_count"],
+    )["columns"]["dst"]
+    return {"count": kept["indices_count"], "seeds": seeds}
+
+
+def test_a_graph_compacts_a_result_geometry_on_the_device():
+    tg = _tg(generator="hull", num_envs=24)
+
+    @pg.node
+    def tracks():
+        return tg.generate(epoch=0).geometry()
+
+    g = pg.Graph("geometry")
+    g.add("tracks", tracks)
+    g.add("seeds", _valid_seeds, tracks="tracks")
+    before = pg.traffic()
+    out = g.cook()
+    assert (pg.traffic() - before).readbacks == 0
+    n = int(out["seeds"]["count"].words.numpy()[0])
+    valid, seeds = tg.result.valid.numpy(), tg.result.seeds.numpy()
+    assert 0 < n < 24
+    assert out["seeds"]["seeds"].numpy()[:n].tolist() == seeds[valid != 0].tolist()
+
+
+def test_a_gates_first_course_node_rebuilds_on_a_static_gates_field():
+    def made(gate_params=None):
+        return Course(
+            TrackGenConfig(num_envs=4, num_points=64, seed=5, device="cpu"),
+            GateGenConfig(
+                generator="free", num_envs=4, seed=5, device="cpu", generator_params=gate_params
+            ),
+        )
+
+    course = made()
+    assert course.gates_first  # the centerline runs through the gates
+    g = pg.Graph("free course")
+    g.add("course", course.node())
+    g.cook()
+    out = g.cook(params={"course.gates_gates": 5, "course.epoch": 4})
+    assert course.gates.params.gates == 5
+    _same_course(out["course"], made({"gates": 5}).generate(epoch=4))
+    assert out["course"]["gate_count"].numpy().tolist() == [5, 5, 5, 5]

@@ -7,6 +7,8 @@ The node's parameters are the generator's Params fields, its validity's and z pr
 calls ``update`` with what moved and ``generate(epoch=...)``, and answers the result as the
 runtime's types: ``xy`` a Vec2 Column, ``valid`` an Int column, ``valid_count`` a live
 count, so the next node compacts the valid envs on the device with nothing read back.
+The node answers its own device copy of them (``_own``): two nodes of one generator, or a
+call outside the graph, never write over a node's output.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..columns import Record
+from ..columns import Column, LiveCount, Record
 from ..errors import GeneratorError
 from ..nodes import Node
 from ..params import Field, Params
@@ -63,14 +65,61 @@ def _moved(current: Params | None, values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k in dyn or v != getattr(current, k)}
 
 
-def _groups(tg: Any) -> list[tuple[str, str, Callable[[], Params | None]]]:
-    """(prefix, update keyword, current Params) of each Params class of a generator's
-    pipeline: its generator's (no prefix), its validity's and its z profile's."""
+#: one Params class a node offers: (name prefix, the generator, its ``update`` keyword,
+#: a callable answering the current Params or None)
+_Group = tuple[str, Any, str, Callable[[], "Params | None"]]
+
+
+def _groups(tg: Any, prefix: str = "") -> list[_Group]:
+    """The Params classes of a track generator's pipeline: its generator's (``prefix``),
+    its validity's (``prefix + "validity_"``) and its z profile's (``prefix + "z_"``)."""
     return [
-        ("", "generator_params", lambda: tg.params),
-        ("validity_", "validity", lambda: tg.config.validity),
-        ("z_", "z_profile", lambda: tg.z_profile_params),
+        (prefix, tg, "generator_params", lambda: tg.params),
+        (f"{prefix}validity_", tg, "validity", lambda: tg.config.validity),
+        (f"{prefix}z_", tg, "z_profile", lambda: tg.z_profile_params),
     ]
+
+
+def _offer(groups: list[_Group], label: str) -> tuple[dict[str, Field], dict[str, tuple[int, str]]]:
+    """The node's fields (every field of every group, named with its prefix) and, for each
+    name, (the group's index, the field's own name).
+
+    Raises:
+        GeneratorError: two fields of the same name.
+    """
+    fields: dict[str, Field] = {}
+    owner: dict[str, tuple[int, str]] = {}
+    for i, (prefix, _, _, current) in enumerate(groups):
+        now = current()
+        for k, f in _fields(type(now) if now is not None else None, now, prefix).items():
+            if k in fields:
+                raise GeneratorError(
+                    f"{label}.node: expected distinct parameter names, got {k!r} twice"
+                )
+            fields[k], owner[k] = f, (i, k[len(prefix) :])
+    return fields, owner
+
+
+def _moves(
+    groups: list[_Group], owner: Mapping[str, tuple[int, str]], values: Mapping[str, Any]
+) -> dict[int, dict[str, Any]]:
+    """The fields to update of each group (by index): see ``_moved``."""
+    changes: dict[int, dict[str, Any]] = {}
+    for k, v in values.items():
+        i, field = owner[k]
+        changes.setdefault(i, {})[field] = v
+    moved = {i: _moved(groups[i][3](), vals) for i, vals in changes.items()}
+    return {i: vals for i, vals in moved.items() if vals}
+
+
+def _apply(groups: list[_Group], moves: Mapping[int, Mapping[str, Any]]) -> None:
+    """Calls each generator's ``update`` once with its groups' moves."""
+    per: dict[int, tuple[Any, dict[str, Any]]] = {}
+    for i, vals in moves.items():
+        _, gen, key, _ = groups[i]
+        per.setdefault(id(gen), (gen, {}))[1][key] = dict(vals)
+    for gen, kw in per.values():
+        gen.update(**kw)
 
 
 def track_node(tg: Any, name: str | None = None) -> Node:
@@ -82,57 +131,92 @@ def track_node(tg: Any, name: str | None = None) -> Node:
         GeneratorError: a Params field named ``epoch`` or named like another one.
     """
     groups = _groups(tg)
-    fields: dict[str, Field] = {}
-    owner: dict[str, tuple[str, str]] = {}
-    for prefix, key, current in groups:
-        now = current()
-        for k, f in _fields(type(now) if now is not None else None, now, prefix).items():
-            if k in fields:
-                raise GeneratorError(
-                    f"TrackGenerator({tg.stage.name!r}).node: expected distinct parameter "
-                    f"names, got {k!r} twice"
-                )
-            fields[k], owner[k] = f, (key, k[len(prefix) :])
     label = f"TrackGenerator({tg.stage.name!r})"
+    fields, owner = _offer(groups, label)
 
     def run(**values: Any) -> Record:
         epoch = values.pop("epoch")
-        changes: dict[str, dict[str, Any]] = {}
-        for k, v in values.items():
-            key, field = owner[k]
-            changes.setdefault(key, {})[field] = v
-        now = {key: current() for _, key, current in groups}
-        moved = {key: _moved(now[key], vals) for key, vals in changes.items()}
-        if any(moved.values()):
-            tg.update(**{key: vals for key, vals in moved.items() if vals})
-        return tg.generate(epoch=epoch).columns()
+        _apply(groups, _moves(groups, owner, values))
+        return _own(tg.generate(epoch=epoch).columns(), tg.ctx)
 
     return _node(run, fields, name or f"track_{tg.stage.name}", label, tg.config.epoch)
 
 
-def course_node(course: Any, name: str | None = None) -> Node:
-    """Returns a node calling ``course``: its generators' dynamic Params fields (``track_``
-    and ``gates_`` before their names) and ``epoch`` (a static field is the course's own:
-    build another course to change it).
+def course_node(course: Any, restart: Callable[[], None], name: str | None = None) -> Node:
+    """Returns a node calling ``course``: every Params field of its track generator
+    (``track_<field>``, ``track_validity_<field>``, ``track_z_<field>``) and of its gate
+    generator (``gates_<field>``), and ``epoch``.
+
+    A dynamic field is written to its generator's buffer (a replay moves it: no plan). A
+    static one that moved updates its generator (a rebuild), then ``restart()`` (handed in
+    by the course) makes the course again over the generators' new configs; the dynamic
+    fields are then written as always, so the node's new recording moves them too.
 
     Raises:
-        GeneratorError: never for the built-in generators (kept for the signature's sake).
+        GeneratorError: a Params field named ``epoch`` or named like another one.
     """
-    gens = {"track_": course.track, "gates_": course.gates}
-    fields: dict[str, Field] = {}
-    for prefix, gen in gens.items():
-        all_ = _fields(type(gen.params) if gen.params is not None else None, gen.params, prefix)
-        fields.update({k: f for k, f in all_.items() if f.dynamic})
+    track = _groups(_Now(course, "track"), "track_")
+    gates = [("gates_", _Now(course, "gates"), "generator_params", lambda: course.gates.params)]
+    groups = track + gates
+    fields, owner = _offer(groups, "Course")
 
     def run(**values: Any) -> Record:
         epoch = values.pop("epoch")
-        for prefix, gen in gens.items():
-            mine = {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
-            if mine:
-                gen.update(generator_params=mine)  # dynamic fields only: no rebuild
-        return course.generate(epoch=epoch).columns()
+        moves = _moves(groups, owner, values)
+        static, dynamic = {}, {}
+        for i, vals in moves.items():
+            dyn = set(type(groups[i][3]()).dynamic_fields())
+            static[i] = {k: v for k, v in vals.items() if k not in dyn}
+            dynamic[i] = {k: v for k, v in vals.items() if k in dyn}
+        static = {i: v for i, v in static.items() if v}
+        if static:
+            # the generator the other reads is rebuilt first (the gates of a course whose
+            # centerline runs through them, else the centerline)
+            first = range(len(track), len(groups)) if course.gates_first else range(len(track))
+            order = sorted(static, key=lambda i: i not in first)
+            try:
+                _apply(groups, {i: static[i] for i in order})
+            finally:
+                restart()  # the course's buffers and steps over the generators' new ones
+        _apply(groups, {i: v for i, v in dynamic.items() if v})
+        return _own(course.generate(epoch=epoch).columns(), course.ctx)
 
     return _node(run, fields, name or "course", "Course", course.track.config.epoch)
+
+
+def _own(cols: Record, ctx: Any) -> Record:
+    """The node's own copy of a call's columns (device copies, recorded with the call).
+
+    A generator writes the same arrays every call: a second node of the same generator, or
+    a call outside the graph, would write over what this node answered. The copies are
+    made new at each plan and written again by each replay, so the node's output holds its
+    own call's words whoever calls the generator afterwards; nothing is read back.
+    """
+    out = Record()
+    for key, value in cols.items():
+        if isinstance(value, Column):
+            data = ctx.empty(value.data.shape, value.data.dtype)
+            ctx.copy(data, value.data)
+            out[key] = Column(data, value.type, table=value.table)
+        elif isinstance(value, LiveCount):
+            words = ctx.empty(1, value.words.dtype)
+            ctx.copy(words, value.words)
+            out[key] = LiveCount(words, value.capacity)
+        else:
+            out[key] = value
+    return out
+
+
+class _Now:
+    """A course's generator as it is now (a restart makes new ones): ``_Now(course,
+    "track")`` answers ``course.track``'s attributes."""
+
+    def __init__(self, course: Any, which: str):
+        self._course = course
+        self._which = which
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._course, self._which), name)
 
 
 __all__ = ["EPOCH", "course_node", "track_node"]

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..columns import Column, LiveCount, Record
-from ..launch import log_entry
+from ..columns import Column, Domain, Geometry, LiveCount, Record
+from ..launch import default_context, log_entry
 
 
 @dataclasses.dataclass
@@ -33,7 +33,9 @@ class TrackResult:
     ``E*N`` points), ``flags`` (the valid flags, an Int Column), ``valid_live`` (the valid
     count as a live count whose capacity is E) and ``columns()`` (a Record of them, what a
     track generator's graph node answers): a graph compacts the valid envs on the device
-    with nothing read back.
+    with nothing read back. ``geometry()`` answers them as a Geometry with a ``point``
+    class (``xy``, the env index of each point, the attributes) and an ``env`` class
+    (valid flags, seeds, reasons, turning numbers).
     """
 
     xy: wp.array
@@ -54,6 +56,10 @@ class TrackResult:
     _count_crossings: Callable[[], None] | None = dataclasses.field(
         repr=False, compare=False, default=None
     )
+    #: ``[E]`` int32 seed of each env's call (the pipeline's; None for a hand-made result)
+    seeds: wp.array | None = dataclasses.field(repr=False, compare=False, default=None)
+    #: the ``[E*N]`` env index of each point, made once (``geometry()``)
+    _env_index: wp.array | None = dataclasses.field(repr=False, compare=False, default=None)
 
     def __getitem__(self, name: str) -> wp.array:
         if name in self.attributes:
@@ -94,6 +100,35 @@ class TrackResult:
         for name, arr in sorted(self.attributes.items()):
             out[name] = Column(arr, "Float")
         return out
+
+    def geometry(self) -> Geometry:
+        """The result as a Geometry of two classes, over the result's own arrays (the
+        next call writes them); nothing is read back.
+
+        - ``point`` (``E*N`` elements, env ``e`` at ``e*N``): ``xy`` (Vec2), ``env`` (Int:
+          the env index of each point) and each attribute (Float, ``z``...);
+        - ``env`` (``E`` elements): ``valid`` (Int, 1 valid), ``seed`` (Int: the seed of
+          the env's call, when the pipeline made the result), ``reason`` and ``turning``.
+
+        The env index column is made by one launch at the first call and kept (it only
+        depends on E and N). A graph node reads a class as its ``columns``
+        (``columns=geo.point``) or compacts ``geo.env.valid`` on the device.
+        """
+        E, N = self.num_envs, self.num_points
+        if self._env_index is None:
+            ctx = self.ctx if self.ctx is not None else default_context(str(self.xy.device))
+            index = ctx.zeros(E * N, wp.int32)
+            ctx.launch(_env_index_k, E * N, [N, index])
+            self._env_index = index
+        point = {"xy": self.points, "env": Column(self._env_index, "Int")}
+        for name, arr in sorted(self.attributes.items()):
+            point[name] = Column(arr, "Float")
+        env = {"valid": self.flags}
+        if self.seeds is not None:
+            env["seed"] = Column(self.seeds, "Int")
+        env["reason"] = Column(self.reason, "Int")
+        env["turning"] = Column(self.turning, "Int")
+        return Geometry(point=Domain(point), env=Domain(env))
 
     # -- display (a one-line repr; a table and a picture in a notebook) -----------------
     def __repr__(self) -> str:
@@ -158,6 +193,12 @@ class TrackResult:
             h.update(key.encode())
             h.update(np.ascontiguousarray(data[key]).tobytes())
         return h.hexdigest()
+
+
+@wp.kernel
+def _env_index_k(num_points: int, out: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    out[i] = i // num_points
 
 
 def _get_crossings(self: TrackResult) -> wp.array:

@@ -165,6 +165,7 @@ class TrackGenerator(_Pipeline, _StepBuilder):
             num_envs=E,
             num_points=N,
             ctx=self.ctx,
+            seeds=self.seeds,
         )
         self._steps: list[_Step] = []
         self._counts_written: wp.array | None = None

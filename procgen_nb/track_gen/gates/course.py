@@ -228,10 +228,31 @@ class Course:
         return out
 
     def node(self, name: str | None = None) -> Any:
-        """Returns this course as a graph node: its generators' dynamic Params fields
-        (``track_<field>``, ``gates_<field>``) and ``epoch`` are the node's parameters, and
-        it answers ``columns()``. A static field stays the course's (build another)."""
-        return course_node(self, name)
+        """Returns this course as a graph node answering ``columns()``.
+
+        Its parameters are every Params field of the track generator (``track_<field>``,
+        ``track_validity_<field>``, ``track_z_<field>``), of the gate generator
+        (``gates_<field>``) and ``epoch``. Moving a dynamic field replays the node's
+        recording; moving a static one rebuilds the generator it belongs to and makes the
+        course again over the new generators (the node plans again).
+
+        Raises:
+            GeneratorError: a Params field named ``epoch`` or named like another one.
+        """
+        samples = self.track.stage._samples if self.gates_first else 8
+
+        def restart() -> None:
+            with unlogged():  # making the course is no part of the node's recording
+                self.__init__(
+                    self.track.config,
+                    self.gates.config,
+                    track_width=self.track_width,
+                    gate_generator=self.gates.stage,
+                    samples=samples,
+                    ctx=self.ctx,
+                )
+
+        return course_node(self, restart, name)
 
     # -- display (a one-line repr; a table and a picture in a notebook) -----------------
     def __repr__(self) -> str:
