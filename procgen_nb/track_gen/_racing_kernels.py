@@ -352,7 +352,8 @@ def _solve_k(
             dd[base + k] = dd[base + k] + damp
             st[base + k] = _F64(0.0)
         # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
-        for _pit in range(inner):
+        for pit in range(inner):
+            changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
             for k in range(n):
                 j = base + k
                 mu = _apply(dd, ee, ff, st, base, n, k) + gg[j]
@@ -362,7 +363,13 @@ def _solve_k(
                     a = -1
                 if t > hi[j] - al[j]:
                     a = 1
+                if a != act[j]:
+                    changed = 1
                 act[j] = a
+            # the same active set as the last pass: its solve gives the same step (the
+            # right-hand side depends on the set alone), so the remaining passes would too
+            if pit > 0 and changed == 0:
+                break
             for k in range(n):
                 j = base + k
                 if act[j] < 0:
