@@ -59,8 +59,9 @@ def _menger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d) -> wp.float64:
 
 
 @wp.func
-def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
-    """Gradient of ``_menger`` with respect to ``q0`` (0), ``q1`` (1) or ``q2`` (2)."""
+def _menger_grad(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d):
+    """``_menger`` and its gradients with respect to ``q0``, ``q1`` and ``q2`` (the same
+    operations as ``_menger`` for the curvature, so the same bits)."""
     a = q1 - q0
     b = q2 - q1
     c = q2 - q0
@@ -68,8 +69,9 @@ def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
     lb = wp.length(b)
     lc = wp.length(c)
     g = la * lb * lc
+    zero = wp.vec2d(_F64(0.0), _F64(0.0))
     if g <= _F64(0.0):
-        return wp.vec2d(_F64(0.0), _F64(0.0))
+        return _F64(0.0), zero, zero, zero
     two = _F64(2.0)
     k = two * (a[0] * b[1] - a[1] * b[0]) / g
     fa = wp.vec2d(two * b[1], -two * b[0])
@@ -77,11 +79,7 @@ def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
     ga = a / (la * la)
     gb = b / (lb * lb)
     gc = c / (lc * lc)
-    if which == 0:
-        return -fa / g + k * (ga + gc)
-    if which == 1:
-        return (fa - fb) / g - k * (ga - gb)
-    return fb / g - k * (gb + gc)
+    return k, -fa / g + k * (ga + gc), (fa - fb) / g - k * (ga - gb), fb / g - k * (gb + gc)
 
 
 @wp.func
@@ -333,10 +331,11 @@ def _solve_k(
             jmm = base + (i - 1 + n) % n
             jpp = base + (i + 1) % n
             s = wp.sqrt(w[j])
-            res[j] = s * _menger(q0, q1, q2)
-            jm[j] = s * wp.dot(_dmenger(q0, q1, q2, 0), wp.vec2d(nx[jmm], ny[jmm]))
-            j0[j] = s * wp.dot(_dmenger(q0, q1, q2, 1), wp.vec2d(nx[j], ny[j]))
-            jp[j] = s * wp.dot(_dmenger(q0, q1, q2, 2), wp.vec2d(nx[jpp], ny[jpp]))
+            k, d0, d1, d2 = _menger_grad(q0, q1, q2)
+            res[j] = s * k
+            jm[j] = s * wp.dot(d0, wp.vec2d(nx[jmm], ny[jmm]))
+            j0[j] = s * wp.dot(d1, wp.vec2d(nx[j], ny[j]))
+            jp[j] = s * wp.dot(d2, wp.vec2d(nx[jpp], ny[jpp]))
         mean = _F64(0.0)
         for k in range(n):
             j = base + k
