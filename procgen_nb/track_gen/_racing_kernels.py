@@ -2,8 +2,9 @@
 
 ``_prep_k`` takes the centerline's normals and the offset bounds; ``_solve_k`` runs the
 minimum-curvature solve (a fixed number of Gauss-Newton steps on the Menger curvatures of
-the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by a
-fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky solve);
+the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at
+most a fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky
+solve, ending early when the active set repeats);
 ``_speed_k`` runs the forward-backward speed profile under the friction circle and writes
 the outputs.
 
