@@ -65,3 +65,14 @@ def test_no_widths_and_no_track_width_is_refused(tmp_path):
     cfg = {**CONFIG, "validity": {"track_width": 0.0}, "racing": True}
     with pytest.raises(ParamsError, match=r"expected widths \(world units\) or a validity"):
         dataset.write(cfg, 4, tmp_path / "x", progress=False)
+
+
+def test_a_course_dataset_takes_racing_columns_too(tmp_path):
+    course = {"gate_generator": "arc_length", "gate_params": {"spacing": 0.6}, "track_width": 0.2}
+    racing = {"v_max": 45.0, "width": 1.0, "scale": 100.0, "w_right": 0.04, "w_left": 0.04}
+    dataset.write({**CONFIG, "course": course, "racing": racing}, 6, tmp_path, 6, progress=False)
+    table = dataset.read(tmp_path)
+    assert "gate_position" in table.column_names and "difficulty" in table.column_names
+    xy = dataset.centerlines(table).astype(np.float64) * 100.0
+    ref = racing_line(xy, 4.0, 4.0, VehicleParams(v_max=45.0, width=1.0)).numpy()
+    np.testing.assert_allclose(table["lap_time"].to_numpy(), ref["lap_time"], rtol=2e-5)
