@@ -465,9 +465,9 @@ EXPORT_DESCRIPTION = """\
 Generates COUNT tracks (env seeds SEED .. SEED+COUNT-1) and writes one file set per valid
 track in FORMAT under OUT, named <generator>_s<seed>_e<epoch>, plus OUT/index.json (the
 files, start line and start grid of each track; the invalid ones listed as skipped).
-Formats: tumftm (CSV), ros-map (PNG + map_server YAML + centerline CSV), opendrive
-(.xodr), fs-cones (cone CSV + FSSIM YAML), gates (YAML + lsy_drone_racing TOML; a course
-with --gates), obj, gltf. Units are metres: --scale metres per world unit. Every file is
+Formats: tumftm (CSV), tumftm-traj (racing line and speeds, CSV), ros-map (PNG +
+map_server YAML + centerline CSV), opendrive (.xodr), fs-cones (cone CSV + FSSIM YAML),
+gates (YAML + lsy_drone_racing TOML; a course with --gates), obj, gltf. Units are metres: --scale metres per world unit. Every file is
 written under a temporary name and renamed; nothing is written after a refused option.
 """
 

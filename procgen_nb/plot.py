@@ -9,6 +9,7 @@ and the ``explore`` view alike::
     layout = pplot.plot_tracks(result.xy, result.valid, ax=ax)
     pplot.plot_gates(gates.positions, gates.count, ax=ax, layout=layout)
     pplot.plot_counts({"valid envs": 14, "envs": 16}, ax=ax2)
+    pplot.plot_racing_line(line, ax=ax, layout=layout, scale=100.0)  # coloured by speed
 
 Tracks are drawn as a grid of envs on one Axes: each env is centred in its own cell,
 every env at the same scale, its centerline green when valid and red when not.
@@ -36,6 +37,7 @@ __all__ = [
     "plot_counts",
     "plot_gates",
     "plot_points",
+    "plot_racing_line",
     "plot_tracks",
 ]
 
@@ -430,3 +432,96 @@ def plot_points(
     if clouds:
         ax.legend(loc="upper right", fontsize=7, markerscale=2)
     return ax
+
+
+def _racing_arrays(line: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(xy [E, N, 2], speed [E, N], lap_time [E])`` of a ``RacingLine`` (read back) or a
+    dict of those arrays (``RacingLine.numpy()``'s)."""
+    got = line.numpy() if hasattr(line, "numpy") else line
+    try:
+        xy = np.asarray(got["xy"], dtype=np.float64)
+        speed = np.asarray(got["speed"], dtype=np.float64)
+        lap = np.asarray(got.get("lap_time", np.full(xy.shape[:1], np.nan)), dtype=np.float64)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise ParamsError(
+            "line: expected a RacingLine or a dict of xy [E, N, 2] and speed [E, N], got "
+            f"{type(line).__name__}"
+        ) from None
+    if xy.ndim != 3 or xy.shape[-1] != 2 or speed.shape != xy.shape[:2]:
+        raise ParamsError(
+            f"line: expected xy [E, N, 2] and speed [E, N], got {list(xy.shape)} and "
+            f"{list(speed.shape)}"
+        )
+    if lap.shape != xy.shape[:1]:
+        raise ParamsError(f"line lap_time: expected [{xy.shape[0]}], got {list(lap.shape)}")
+    return xy, speed, lap
+
+
+def plot_racing_line(
+    line: Any,
+    *,
+    ax: Any = None,
+    layout: EnvGrid | None = None,
+    scale: float = 1.0,
+    max_envs: int = 64,
+    columns: int | None = None,
+    cmap: str = "viridis",
+    colorbar: bool = True,
+    lap_time: bool = True,
+    linewidth: float = 2.0,
+) -> Any:
+    """Draws each env's racing line coloured by speed, in its grid cell, with a colorbar.
+
+    Args:
+        line: a ``track_gen.RacingLine`` (read back here) or its ``numpy()`` dict.
+        ax: the Axes to draw on; a new one when None.
+        layout: the ``EnvGrid`` of ``plot_tracks`` to draw over (its centerlines' cells);
+            a grid of the lines' own when None.
+        scale: metres per world unit of ``layout`` (``racing_line``'s ``scale``): the line,
+            in metres, is divided by it before it is placed.
+        max_envs, columns: as ``plot_tracks`` when ``layout`` is None.
+        cmap: the colormap of speed (m/s); one colour scale for every env drawn.
+        colorbar: add a colorbar labelled ``speed (m/s)``.
+        lap_time: write each env's lap time in the lower right of its cell.
+        linewidth: the line's width.
+
+    Returns:
+        The ``LineCollection`` drawn: one segment per pair of consecutive points (the
+        closing one too), its colour value the mean speed of the segment's two ends.
+
+    Raises:
+        ParamsError: a ``line`` that is neither, mismatched shapes, a ``scale`` not > 0.
+    """
+    from matplotlib.collections import LineCollection
+
+    xy, speed, lap = _racing_arrays(line)
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ParamsError(f"scale: expected a finite number > 0, got {scale!r}")
+    world = xy / float(scale)
+    if layout is None:
+        ax = _axes(ax)
+        envs = list(range(min(xy.shape[0], max(1, max_envs))))
+        layout = _layout(world, envs, columns)
+        ax.set_xlim(0, layout.columns)
+        ax.set_ylim(-layout.rows, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    else:
+        ax = _axes(ax)
+    segs, vals = [], []
+    for e in layout.envs:
+        if e >= xy.shape[0] or not np.all(np.isfinite(xy[e])):
+            continue
+        p = layout.place(e, world[e])
+        segs.extend(np.stack([p, np.roll(p, -1, 0)], 1))
+        vals.extend(0.5 * (speed[e] + np.roll(speed[e], -1)))
+        if lap_time and math.isfinite(lap[e]):
+            col, row = layout.cell_of(e)
+            ax.text(col + 0.96, -row - 0.94, f"{lap[e]:.2f} s", fontsize=7, ha="right")
+    lc = LineCollection(segs, cmap=cmap, linewidths=linewidth)
+    lc.set_array(np.asarray(vals, dtype=np.float64))
+    ax.add_collection(lc)
+    if colorbar and segs:
+        ax.figure.colorbar(lc, ax=ax, label="speed (m/s)", shrink=0.8)
+    return lc

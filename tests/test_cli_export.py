@@ -34,6 +34,8 @@ def test_each_format(tmp_path, capsys, fmt):
         "--out",
         str(tmp_path),
     ]
+    if fmt == "tumftm-traj":  # the tracks are 0.9 m wide at their narrowest: a small car
+        argv += ["--option", "vehicle_width=0.5"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert f"{fmt} tracks under" in out

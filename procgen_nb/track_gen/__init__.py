@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import (
     _builtins,  # noqa: F401  (first: gives the registry its built-ins' loader)
+    curriculum,
     dataset,
     exec,
     gates,
@@ -24,6 +25,7 @@ from . import (
     widths,
 )
 from .config import TrackGenConfig, ValidityParams
+from .curriculum import MetricBand, difficulty_band
 from .gates import Course, GateGenConfig, GateGenerator, build
 from .pipeline import REASONS, TrackGenerator, TrackResult
 from .racing import RacingLine, VehicleParams, racing_line
@@ -34,6 +36,7 @@ __all__ = [
     "Course",
     "GateGenConfig",
     "GateGenerator",
+    "MetricBand",
     "REASONS",
     "RacingLine",
     "SweepResult",
@@ -44,7 +47,9 @@ __all__ = [
     "VehicleParams",
     "WidthParams",
     "build",
+    "curriculum",
     "dataset",
+    "difficulty_band",
     "exec",
     "gates",
     "metrics",

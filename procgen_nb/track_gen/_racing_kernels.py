@@ -2,8 +2,9 @@
 
 ``_prep_k`` takes the centerline's normals and the offset bounds; ``_solve_k`` runs the
 minimum-curvature solve (a fixed number of Gauss-Newton steps on the Menger curvatures of
-the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by a
-fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky solve);
+the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at
+most a fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky
+solve, ending early when the active set repeats);
 ``_speed_k`` runs the forward-backward speed profile under the friction circle and writes
 the outputs.
 
@@ -59,8 +60,9 @@ def _menger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d) -> wp.float64:
 
 
 @wp.func
-def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
-    """Gradient of ``_menger`` with respect to ``q0`` (0), ``q1`` (1) or ``q2`` (2)."""
+def _menger_grad(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d):
+    """``_menger`` and its gradients with respect to ``q0``, ``q1`` and ``q2`` (the same
+    operations as ``_menger`` for the curvature, so the same bits)."""
     a = q1 - q0
     b = q2 - q1
     c = q2 - q0
@@ -68,8 +70,9 @@ def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
     lb = wp.length(b)
     lc = wp.length(c)
     g = la * lb * lc
+    zero = wp.vec2d(_F64(0.0), _F64(0.0))
     if g <= _F64(0.0):
-        return wp.vec2d(_F64(0.0), _F64(0.0))
+        return _F64(0.0), zero, zero, zero
     two = _F64(2.0)
     k = two * (a[0] * b[1] - a[1] * b[0]) / g
     fa = wp.vec2d(two * b[1], -two * b[0])
@@ -77,11 +80,7 @@ def _dmenger(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d, which: int) -> wp.vec2d:
     ga = a / (la * la)
     gb = b / (lb * lb)
     gc = c / (lc * lc)
-    if which == 0:
-        return -fa / g + k * (ga + gc)
-    if which == 1:
-        return (fa - fb) / g - k * (ga - gb)
-    return fb / g - k * (gb + gc)
+    return k, -fa / g + k * (ga + gc), (fa - fb) / g - k * (ga - gb), fb / g - k * (gb + gc)
 
 
 @wp.func
@@ -333,10 +332,11 @@ def _solve_k(
             jmm = base + (i - 1 + n) % n
             jpp = base + (i + 1) % n
             s = wp.sqrt(w[j])
-            res[j] = s * _menger(q0, q1, q2)
-            jm[j] = s * wp.dot(_dmenger(q0, q1, q2, 0), wp.vec2d(nx[jmm], ny[jmm]))
-            j0[j] = s * wp.dot(_dmenger(q0, q1, q2, 1), wp.vec2d(nx[j], ny[j]))
-            jp[j] = s * wp.dot(_dmenger(q0, q1, q2, 2), wp.vec2d(nx[jpp], ny[jpp]))
+            k, d0, d1, d2 = _menger_grad(q0, q1, q2)
+            res[j] = s * k
+            jm[j] = s * wp.dot(d0, wp.vec2d(nx[jmm], ny[jmm]))
+            j0[j] = s * wp.dot(d1, wp.vec2d(nx[j], ny[j]))
+            jp[j] = s * wp.dot(d2, wp.vec2d(nx[jpp], ny[jpp]))
         mean = _F64(0.0)
         for k in range(n):
             j = base + k
@@ -352,7 +352,8 @@ def _solve_k(
             dd[base + k] = dd[base + k] + damp
             st[base + k] = _F64(0.0)
         # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
-        for _pit in range(inner):
+        for pit in range(inner):
+            changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
             for k in range(n):
                 j = base + k
                 mu = _apply(dd, ee, ff, st, base, n, k) + gg[j]
@@ -362,7 +363,13 @@ def _solve_k(
                     a = -1
                 if t > hi[j] - al[j]:
                     a = 1
+                if a != act[j]:
+                    changed = 1
                 act[j] = a
+            # the same active set as the last pass: its solve gives the same step (the
+            # right-hand side depends on the set alone), so the remaining passes would too
+            if pit > 0 and changed == 0:
+                break
             for k in range(n):
                 j = base + k
                 if act[j] < 0:

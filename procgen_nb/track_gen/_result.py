@@ -172,18 +172,19 @@ class TrackResult:
             out[name] = self.ctx.readback(arr).reshape(E, N)
         return out
 
-    def metrics(self, straight_ratio: float = 2.0) -> dict[str, np.ndarray]:
+    def metrics(self, straight_ratio: float = 2.0, racing: Any = None) -> dict[str, np.ndarray]:
         """Computes the per-track metrics on the device and reads them back: one ``[E]``
         NumPy array per name of ``metrics.METRICS`` (``pyarrow.table(result.metrics())``
-        makes a table of them). See ``procgen_nb.track_gen.metrics`` for the definitions.
+        makes a table of them), and with ``racing`` (``racing_line``'s keyword arguments)
+        the lap metrics too. See ``procgen_nb.track_gen.metrics`` for the definitions.
 
         Raises:
-            ParamsError: a ``straight_ratio`` that is not a number > 0.
+            ParamsError: a ``straight_ratio`` that is not a number > 0; see ``racing_line``.
         """
         from . import metrics
 
         log_entry(("unrecordable", "TrackResult.metrics() (a readback)"))
-        return metrics.compute(self, straight_ratio)
+        return metrics.compute(self, straight_ratio, racing=racing)
 
     def fingerprint(self) -> str:
         """Returns the sha256 of xy, valid and the attributes (sorted by name), as hex."""

@@ -27,7 +27,7 @@ Columns: ``track`` (int64, the index in the dataset), ``seed`` (the config's), `
 ``env_seed`` (int32), ``centerline`` (``num_points`` pairs of float32: a fixed-size list of
 fixed-size lists), ``z`` (when the config has a z profile), ``valid`` (bool), ``reason``
 (int32 bits of ``REASONS``; the manifest maps them to words) and every metric of
-``metrics.METRICS``.
+``metrics.METRICS``; with ``config["racing"]`` the lap metrics too (``_dataset_racing``).
 
 With ``config["course"]`` (a dict of ``gates.build`` fields: ``gate_generator``,
 ``gate_params``, ``track_width``, ``max_gates``...), each row is a course: the columns gain
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParamsError
-from . import _dataset_run
+from . import _dataset_racing, _dataset_run
 from ._dataset_files import (  # noqa: F401  (LOCK: the lock file's name, for the tests)
     LOCK,
     MANIFEST,
@@ -140,7 +140,7 @@ def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
         fields = dict(config)
     else:
         raise ParamsError(f"dataset config: expected a TrackGenConfig or a dict, got {config!r}")
-    course = fields.pop("course", None)
+    course, racing = fields.pop("course", None), fields.pop("racing", None)
     known = {f.name for f in dataclasses.fields(TrackGenConfig)}
     unknown = sorted(set(fields) - known)
     if unknown:
@@ -168,6 +168,8 @@ def resolve_config(config: Any, straight_ratio: float = 2.0) -> dict[str, Any]:
 
     out["straight_ratio"] = metrics._check_ratio(straight_ratio)
     out["course"] = _resolve_course(course, out)
+    if racing is not None and racing is not False:  # absent: the bytes of a racing-less set
+        out["racing"] = _dataset_racing.resolve(racing, out["validity"])
     return _jsonable(out)
 
 
@@ -251,7 +253,7 @@ def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None 
         gen = TrackGenerator(cfg)
         res = gen.result  # the build's warm-up call generated this config's tracks
         got = res.numpy()
-    m = metrics.compute(res, spec["straight_ratio"])
+    m = metrics.compute(res, spec["straight_ratio"], racing=_dataset_racing.kwargs(spec))
     pair = pa.list_(pa.float32(), 2)
     flat = pa.array(got["xy"].reshape(-1).astype(np.float32), pa.float32())
     cols: dict[str, Any] = {
@@ -281,7 +283,7 @@ def shard_table(spec: dict[str, Any], start: int, stop: int, device: str | None 
         cols["track_reason"] = pa.array(res.ctx.readback(res.reason).astype(np.int32))
     cols["valid"] = pa.array(got["valid"] != 0)
     cols["reason"] = pa.array(got["reason"].astype(np.int32))
-    for name in metrics.METRICS:
+    for name in [*metrics.METRICS, *_dataset_racing.names(spec)]:
         cols[name] = pa.array(m[name])
     meta = {b"procgen_nb.dataset": _canonical(spec).encode()}
     table = pa.table(cols).replace_schema_metadata(meta)
@@ -487,7 +489,7 @@ def _columns(spec: dict[str, Any]) -> list[str]:
     gates += ["gate_count", "track_valid", "track_reason"]
     head = ["track", "seed", "epoch", "env_seed", "centerline", *z]
     head += [*(gates if spec.get("course") else []), "valid", "reason"]
-    return head + list(metrics.METRICS)
+    return head + list(metrics.METRICS) + _dataset_racing.names(spec)
 
 
 def _bar(progress: bool, total: int, todo: int) -> Any:

@@ -308,12 +308,15 @@ class TrackGenerator(_Pipeline, _StepBuilder):
 
         Args:
             mask: None, or ``[E]`` ints/bools (a NumPy array, a list or an int32 device array):
-                non-zero envs are regenerated. Every other env keeps its bytes.
+                non-zero envs are regenerated. Every other env keeps its bytes. Or a band
+                over metrics (``curriculum.MetricBand``): its rounds of mask and regenerate.
 
         Raises:
             ParamsError: a mask of the wrong length, or with a value that is not an integer
                 or a bool (0.5, NaN).
         """
+        if hasattr(mask, "regenerate_with"):  # a curriculum.MetricBand: it masks, we regenerate
+            return mask.regenerate_with(self)
         E = self.config.num_envs
         if isinstance(mask, wp.array) and (mask.shape != (E,) or mask.dtype != wp.int32):
             raise ParamsError(

@@ -10,8 +10,9 @@ normal (central differences) and ``-(w_right_i - width/2) <= alpha_i <= w_left_i
 It minimises ``sum_i h_i kappa_i^2`` (``kappa_i`` the signed curvature of the circle through
 ``r_{i-1}, r_i, r_{i+1}``, ``h_i`` half the two centerline segments at ``p_i``: a discrete
 ``integral kappa^2 ds``), by ``iterations`` damped Gauss-Newton steps from the centerline,
-each a box-constrained QP on the periodic pentadiagonal normal matrix solved by ``passes``
-primal-dual active-set passes (a cyclic banded Cholesky solve each). A circle's line is the
+each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at most
+``passes`` primal-dual active-set passes (a cyclic banded Cholesky solve each; a pass whose
+active set repeats the last one's ends the step, every further pass giving the same step). A circle's line is the
 widest circle that fits, an oval's cuts its corners.
 
 The speed: per point the limit ``min(v_max, sqrt(mu g / |kappa_i|))``; on segment ``i``
@@ -317,7 +318,7 @@ def racing_line(
             number or an ``[E, N]`` array each (both or neither).
         vehicle: the car (``VehicleParams()`` when None).
         scale: metres per world unit (the outputs are in metres).
-        iterations: Gauss-Newton steps (>= 1). passes: active-set passes per step (>= 1).
+        iterations: Gauss-Newton steps (>= 1). passes: most active-set passes per step (>= 1).
         device: the device for plain arrays (the current one when None; a result runs
             where it lives).
 

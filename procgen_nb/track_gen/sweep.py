@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ParamsError
 from . import metrics as _metrics
+from . import racing as _racing
 from ._result import REASONS
 from .config import ValidityParams
 
@@ -189,6 +190,7 @@ def sweep(
     metrics: bool | Sequence[str] = True,
     q: Sequence[float] = QUANTILES,
     straight_ratio: float = 2.0,
+    racing: dict[str, Any] | None = None,
     progress: bool = True,
     **config: Any,
 ) -> SweepResult:
@@ -200,10 +202,15 @@ def sweep(
         grid: field name -> 1-D values (see the module docstring for the names).
         num_envs: envs per point (a given generator with another count is rebuilt with it;
             1024 for a name when None).
-        metrics: True (all of ``metrics.METRICS``), False (none), or the names to keep;
-            ``min_clearance`` left out skips its kernel (most of the CPU cost).
+        metrics: True (all of ``metrics.METRICS``, and with ``racing`` the lap metrics of
+            ``racing.LAP_METRICS``), False (none), or the names to keep; ``min_clearance``
+            left out skips its kernel (most of the CPU cost).
         q: quantile levels in [0, 1].
         straight_ratio: ``metrics``' straight threshold.
+        racing: ``racing.racing_line``'s keyword arguments (``vehicle``, ``scale``...; the
+            widths default to the generator's validity ``track_width``, half each side):
+            each point then measures ``lap_time``, ``mean_speed``,
+            ``full_throttle_fraction`` and ``difficulty`` too.
         progress: show a tqdm progress bar over the grid points.
         **config: ``TrackGenConfig`` fields when ``generator`` is a name.
 
@@ -237,7 +244,14 @@ def sweep(
     values = [_values(k, grid[k]) for k in keys]
     py = [[v.item() if isinstance(v, np.generic) else v for v in vals] for vals in values]
     _check_grid(gen, where, keys, py)
-    names = _metric_names(metrics)
+    if racing is not None and not isinstance(racing, Mapping):
+        raise ParamsError(
+            f"sweep racing: expected a dict of racing_line keyword arguments, got {racing!r}"
+        )
+    names = _metric_names(metrics, racing is not None)
+    laps = [m for m in names if m in _racing.LAP_METRICS]
+    if laps:  # refuses bad racing arguments before the first point (and loads the kernels)
+        _racing.racing_line(gen, **racing)
     levels = _levels(q)
     shape = tuple(len(v) for v in values)
     E = gen.config.num_envs
@@ -273,6 +287,9 @@ def sweep(
                 reasons[text][idx] = np.count_nonzero(bits & bit) / E
             if names:
                 got = _metrics.compute(res, straight_ratio, clearance="min_clearance" in names)
+                if laps:
+                    line = _racing.racing_line(gen, **racing)
+                    got.update({m: getattr(line, m).numpy() for m in laps})
                 for m in names:
                     x = got[m].astype(np.float64)
                     x = x[np.isfinite(x)]
@@ -305,17 +322,18 @@ def sweep(
     )
 
 
-def _metric_names(metrics: Any) -> list[str]:
+def _metric_names(metrics: Any, racing: bool = False) -> list[str]:
+    known = list(_metrics.METRICS) + (list(_racing.LAP_METRICS) if racing else [])
     if metrics is True:
-        return list(_metrics.METRICS)
+        return known
     if metrics is False or metrics is None:
         return []
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    unknown = [m for m in names if m not in _metrics.METRICS]
+    unknown = [m for m in names if m not in known]
     if unknown:
+        why = "" if racing else " (the lap metrics need racing=)"
         raise ParamsError(
-            f"sweep metrics: expected True, False or names among {list(_metrics.METRICS)}, "
-            f"got {unknown}"
+            f"sweep metrics: expected True, False or names among {known}{why}, got {unknown}"
         )
     return names
 

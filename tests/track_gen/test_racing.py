@@ -366,3 +366,36 @@ def test_benchmark_smoke(capsys):
     out = capsys.readouterr().out
     assert "racing_line  E=8 N=32" in out and "tracks/s" in out
     assert "NumPy/SciPy" in out and "TUMFTM" in out  # a ratio or the reason it was skipped
+
+
+def test_width_attributes_bound_the_line_and_a_car_too_wide_gives_nan():
+    gen = presets.track(
+        num_envs=12, num_points=64, seed=6, width={"left": 0.03, "right": 0.02, "variation": 0.5}
+    )
+    d = gen.result.numpy()
+    wl, wr = d["width_left"].astype(np.float64) * 100.0, d["width_right"].astype(np.float64) * 100.0
+    narrowest = (wl + wr).min(axis=1)
+    car = float(np.median(narrowest))
+    o = racing_line(gen.result, vehicle=VehicleParams(width=car), scale=100.0).numpy()
+    nan = np.isnan(o["lap_time"])
+    np.testing.assert_array_equal(nan, narrowest < car)  # checked per env, on the device
+    assert nan.any() and not nan.all()
+    for e in np.flatnonzero(~nan):
+        off = o["offset"][e].astype(np.float64)
+        assert np.all(off <= wl[e] - car / 2 + 1e-3) and np.all(off >= -(wr[e] - car / 2) - 1e-3)
+        assert np.all(np.isfinite(o["speed"][e]))
+    assert np.all(np.isnan(o["speed"][nan])) and np.all(np.isnan(o["objective"][nan]))
+
+
+def test_a_generator_without_a_track_width_needs_widths():
+    gen = presets.track(num_envs=2, num_points=32, seed=1, validity={"track_width": 0.0})
+    with pytest.raises(ParamsError, match=r"or a TrackGenerator with a validity track_width > 0"):
+        racing_line(gen)
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_non_finite_widths_are_refused(bad):
+    wl = np.full((2, 32), 3.0)
+    wl[1, 9] = bad
+    with pytest.raises(ParamsError, match=r"racing_line w_left: expected finite widths >= 0"):
+        racing_line(circle(32, 30.0, 2), 3.0, wl)

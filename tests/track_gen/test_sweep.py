@@ -200,3 +200,50 @@ def test_the_sweep_benchmark_runs_in_smoke_mode(capsys):
     out = capsys.readouterr().out
     assert "the 3 s target" in out and "load average" in out
     assert rows["rebuilds"] == 0 and rows["numpy agrees"] is True
+
+
+def test_a_racing_sweep_measures_difficulty_like_fresh_generators():
+    from matplotlib.figure import Figure
+
+    from procgen_nb.track_gen import VehicleParams, racing_line
+
+    veh = VehicleParams(mu=1.0, v_max=40.0, a_max=6.0, width=1.0)
+    racing = {"vehicle": veh, "scale": 100.0}
+    gen = presets.track("polar", **BASE)
+    jitter = [0.0, 0.5, 1.0]
+    res = sweep(
+        gen,
+        {"radius_jitter": jitter},
+        metrics=["length", "difficulty", "lap_time"],
+        racing=racing,
+        progress=False,
+    )
+    assert list(res.quantiles) == ["length", "difficulty", "lap_time"]
+    tw = gen.config.validity.track_width
+    for i, j in enumerate(jitter):
+        d = fresh({"radius_jitter": j})
+        E, N = d["xy"].shape[:2]
+        # the fresh tracks as plain arrays, in metres: another way into racing_line
+        xy = d["xy"].astype(np.float64) * 100.0
+        line = racing_line(xy, tw * 50.0, tw * 50.0, veh).numpy()
+        for name in ("difficulty", "lap_time"):
+            x = line[name].astype(np.float64)
+            x = x[np.isfinite(x)]
+            np.testing.assert_allclose(res.quantiles[name][i], np.quantile(x, res.q), rtol=2e-4)
+            np.testing.assert_allclose(res.mean[name][i], x.mean(), rtol=2e-4)
+    assert res.mean["difficulty"][-1] > res.mean["difficulty"][0]  # rougher: harder
+    fig = res.plot(fig=Figure())
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "difficulty" in titles and "lap_time" in titles
+    cols = res.columns()
+    assert "difficulty_q50" in cols and "lap_time_mean" in cols
+
+
+def test_lap_metrics_need_racing():
+    gen = presets.track("polar", **BASE)
+    with pytest.raises(ParamsError, match=r"the lap metrics need racing=\), got \['difficulty'\]"):
+        sweep(gen, {"radius_jitter": [0.1]}, metrics=["difficulty"], progress=False)
+    with pytest.raises(ParamsError, match=r"sweep racing: expected a dict .*got 3"):
+        sweep(gen, {"radius_jitter": [0.1]}, racing=3, progress=False)
+    with pytest.raises(ParamsError, match=r"racing_line scale: expected a finite number > 0"):
+        sweep(gen, {"radius_jitter": [0.1]}, racing={"scale": 0}, progress=False)

@@ -7,9 +7,10 @@ other per-format functions are the same call. ``source`` is a ``TrackGenerator``
 Units are metres (``scale=`` metres per world unit), in the track's x east / y north /
 z up frame; each format's renderer states its own frame and tolerance:
 
-- ``tumftm``: ``tumftm_csv``; ``ros-map``: ``ros_map_files``; ``opendrive``:
-  ``opendrive_xml``; ``fs-cones``: ``fsds_csv`` and ``fssim_yaml``; ``gates``:
-  ``gates_yaml`` and ``lsy_toml``; ``obj`` / ``gltf``: ``obj_text`` / ``gltf_json``.
+- ``tumftm``: ``tumftm_csv``; ``tumftm-traj``: ``race_traj_csv`` (the racing line and
+  its speeds); ``ros-map``: ``ros_map_files``; ``opendrive``: ``opendrive_xml``;
+  ``fs-cones``: ``fsds_csv`` and ``fssim_yaml``; ``gates``: ``gates_yaml`` and
+  ``lsy_toml``; ``obj`` / ``gltf``: ``obj_text`` / ``gltf_json``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ._fit import Piece, fit_closed
 from ._gates import gates_yaml, lsy_toml
 from ._mesh import gltf_json, obj_text, road_surface
 from ._opendrive import opendrive_xml
+from ._race_traj import race_traj_csv
 from ._rosmap import render as ros_map_files
 from ._track import Track, tracks
 from ._tumftm import tumftm_csv
@@ -34,6 +36,7 @@ from ._write import (
     opendrive,
     ros_map,
     tumftm,
+    tumftm_traj,
 )
 
 __all__ = [
@@ -57,10 +60,12 @@ __all__ = [
     "obj_text",
     "opendrive",
     "opendrive_xml",
+    "race_traj_csv",
     "road_surface",
     "ros_map",
     "ros_map_files",
     "tracks",
     "tumftm",
     "tumftm_csv",
+    "tumftm_traj",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ExportError
-from . import _cones, _gates, _mesh, _opendrive, _rosmap, _tumftm
+from . import _cones, _gates, _mesh, _opendrive, _race_traj, _rosmap, _tumftm
 from ._files import prepare_out, write_set
 from ._track import Track, check_exportable, tracks
 
@@ -23,6 +23,7 @@ FORMATS: dict[str, Callable[..., dict[str, bytes]]] = {
     "opendrive": _opendrive.render,
     "ros-map": _rosmap.render,
     "tumftm": _tumftm.render,
+    "tumftm-traj": _race_traj.render,
 }
 
 INDEX = "index.json"
@@ -69,8 +70,8 @@ def export(
 
     Args:
         source: a ``TrackGenerator``, ``TrackResult``, ``Course``, ``Track`` or list of them.
-        format: one of ``FORMATS`` (``"tumftm"``, ``"ros-map"``, ``"opendrive"``,
-            ``"fs-cones"``, ``"gates"``, ``"obj"``, ``"gltf"``).
+        format: one of ``FORMATS`` (``"tumftm"``, ``"tumftm-traj"``, ``"ros-map"``,
+            ``"opendrive"``, ``"fs-cones"``, ``"gates"``, ``"obj"``, ``"gltf"``).
         out: the folder (made when missing).
         env: an env index or a list of them (each must be valid), or None: every valid env
             (the others are listed in the index's ``skipped``).
@@ -147,6 +148,7 @@ obj = _one("obj")
 opendrive = _one("opendrive")
 ros_map = _one("ros-map")
 tumftm = _one("tumftm")
+tumftm_traj = _one("tumftm-traj")
 
 __all__ = [
     "FORMATS",
@@ -159,4 +161,5 @@ __all__ = [
     "opendrive",
     "ros_map",
     "tumftm",
+    "tumftm_traj",
 ]
