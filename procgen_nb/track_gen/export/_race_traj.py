@@ -73,6 +73,19 @@ def race_traj_csv(track: Track, **vehicle: float) -> bytes:
     Units and frame: metres, seconds, radians, x east / y north (the track's frame); travel
     along increasing point index, the first point repeated at the end (a closed lap, as
     TUMFTM's ``traj_race_cl``). Tolerance: 7 decimals (within 5e-8 of each value).
+
+    Example:
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen.export import Track, race_traj_csv
+        >>> a = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+        >>> xy = np.stack([50 * np.cos(a), 50 * np.sin(a)], 1)  # a ring of radius 50 m
+        >>> ring = Track(xy, left=np.full(64, 5.0), right=np.full(64, 5.0))
+        >>> rows = race_traj_csv(ring).decode().splitlines()
+        >>> rows[0]
+        '# s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2'
+        >>> x, v = (float(rows[1].split(";")[k]) for k in (1, 5))
+        >>> round(x, 3), round(v, 3)  # the widest circle a 2 m car fits: r = 54, v = sqrt(g r)
+        (54.0, 23.016)
     """
     buf = io.StringIO()
     buf.write(HEADER + "\n")
@@ -90,7 +103,20 @@ def render(
     g: float = 9.81,
 ) -> dict[str, bytes]:
     """``<stem>_traj_race_cl.csv``: ``race_traj_csv`` (options: the vehicle's ``mu``,
-    ``v_max`` m/s, ``a_max`` m/s^2, ``vehicle_width`` m, ``g`` m/s^2)."""
+    ``v_max`` m/s, ``a_max`` m/s^2, ``vehicle_width`` m, ``g`` m/s^2).
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> from procgen_nb.track_gen import export
+        >>> a = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+        >>> xy = np.stack([50 * np.cos(a), 50 * np.sin(a)], 1)  # a ring of radius 50 m
+        >>> ring = export.Track(xy, left=np.full(64, 5.0), right=np.full(64, 5.0))
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     entry = export.tumftm_traj(ring, out, mu=1.2)
+        >>> entry["tracks"][0]["files"]
+        ['track_env0_traj_race_cl.csv']
+    """
     veh = {"mu": mu, "v_max": v_max, "a_max": a_max, "vehicle_width": vehicle_width, "g": g}
     return {f"{track.stem}_traj_race_cl.csv": race_traj_csv(track, **veh)}
 
