@@ -33,7 +33,7 @@ def test_select_on_a_course_rebuilds_that_one_course(gates):
         batch = v.result.numpy()
         np.testing.assert_array_equal(batch["xy"], frame.tracks)
         scope: dict = {}
-        exec(sel.code, scope)  # noqa: S102 - the code the view hands a person
+        exec(sel.code(), scope)  # noqa: S102 - the code the view hands a person
         one = scope["course"].numpy()
         assert one["xy"].shape[0] == 1
         for k in KEYS:
@@ -58,10 +58,10 @@ def test_select_on_a_graph_says_what_it_holds():
         # a graph has no one seed; the epoch is its generator node's; the code cooks the
         # graph (the whole batch) and names the env
         assert (sel.env, sel.seed, sel.epoch, sel.alone) == (2, None, 3, False)
-        assert "'track.epoch': 3" in sel.code and "index 2" in sel.code
-        assert "seed + 2 (TrackGenerator.config.seed)" in sel.code
+        assert "'track.epoch': 3" in sel.code() and "index 2" in sel.code()
+        assert "seed + 2 (TrackGenerator.config.seed)" in sel.code()
         scope = {"graph": g}
-        exec(sel.code, scope)  # noqa: S102
+        exec(sel.code(), scope)  # noqa: S102
         xy = scope["result"]["track"]["xy"].numpy().reshape(E, 64, 2)
         assert xy[2].tobytes() == frame.tracks[2].astype(xy.dtype).tobytes()
         # what the code's comment says: the generator's seed + 2 at that epoch, alone
