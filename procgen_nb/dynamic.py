@@ -330,7 +330,8 @@ class Dynamic(numbers.Real):
 
     @property
     def env(self) -> Env:
-        """The ``Env`` whose values the expression reads (its graph's, shared)."""
+        """The ``Env`` whose values the expression reads: the one of the Dynamics it was
+        made from, shared (a new one holding both when they had two)."""
         return self._env
 
     @property

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from procgen_nb import Graph
 from procgen_nb.track_gen import presets
 from procgen_nb.ui import explore
+from procgen_nb.ui.timeline import Selection
 
 E, N = 5, 96
 #: what a course's one env must repeat of env i of the batch, byte for byte
@@ -70,3 +73,15 @@ def test_select_on_a_graph_says_what_it_holds():
         assert alone.tobytes() == xy[2].tobytes()
     finally:
         v.close()
+
+
+def test_selection_code_is_a_method_of_a_frozen_selection():
+    sel = Selection(env=1, seed=8, epoch=0, valid=True, code="x = 1\n", alone=True)
+    assert sel.code() == "x = 1\n"
+    assert (sel.env, sel.seed, sel.epoch, sel.valid, sel.alone) == (1, 8, 0, True, True)
+    assert Selection(1, 8, 0, True, "x = 1\n").alone is False  # alone defaults to False
+    assert sel == Selection(1, 8, 0, True, "x = 1\n", True)
+    assert sel != Selection(1, 8, 0, True, "x = 2\n", True)  # the code counts
+    assert "x = 1" not in repr(sel) and "env=1" in repr(sel)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sel.env = 2  # type: ignore[misc]
