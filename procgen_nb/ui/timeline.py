@@ -31,18 +31,15 @@ MOVIE_SUFFIXES = (".gif", ".mp4")
 
 @dataclasses.dataclass(frozen=True, init=False)
 class Selection:
-    """The env a person clicked (``view.select(i)``).
+    """The env a person clicked (``view.select(i)``), made from its ``env``, ``seed``,
+    ``epoch``, ``valid``, ``code`` (the text ``code()`` answers) and ``alone``.
 
-    Args:
+    Attributes:
         env: its index in the batch.
         seed: the seed that env is generated with (None when the target has none).
         epoch: its epoch (None when the target has none).
         valid: whether it is valid (None when the frame does not say).
-        code: the Python ``code()`` answers.
-        alone: whether that code makes that env alone (a track generator's, a course's).
-
-    Attributes:
-        env, seed, epoch, valid, alone: as given.
+        alone: whether ``code()`` makes that env alone (a track generator's, a course's).
     """
 
     env: int
