@@ -329,6 +329,12 @@ class Dynamic(numbers.Real):
         return evaluate(self._expr, self._env.values)
 
     @property
+    def env(self) -> Env:
+        """The ``Env`` whose values the expression reads: the one of the Dynamics it was
+        made from, shared (a new one holding both when they had two)."""
+        return self._env
+
+    @property
     def key(self) -> str | None:
         """The name of the dynamic value, for a value that is one key (None for an expression)."""
         return self._expr[1] if self._expr[0] == "key" else None

@@ -270,6 +270,23 @@ class Params:
         return dict(cls.__fields__)
 
     @classmethod
+    def check_field(cls, name: str, value: Any) -> Any:
+        """Returns ``value`` converted as the field ``name`` accepts it (its type and range),
+        as ``cls(name=value)`` would hold it, without making an instance.
+
+        Raises:
+            ParamsError: an unknown ``name``, or a value the field refuses (naming the
+                owner, the field, the value and what is accepted).
+        """
+        f = cls.__fields__.get(name)
+        if f is None:
+            raise ParamsError(
+                f"{cls._owner_name()}: expected fields among {sorted(cls.__fields__)}, "
+                f"got unknown {[name]}"
+            )
+        return f.check(value, cls._owner_name())
+
+    @classmethod
     def dynamic_fields(cls) -> list[str]:
         """Returns the names of the dynamic fields."""
         return [n for n, f in cls.__fields__.items() if f.dynamic]

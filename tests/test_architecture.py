@@ -280,17 +280,9 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
 #: (fixed: remove it here)
 NOT_YET_PRIVATE: dict[tuple[str, str], str] = {
     ("columns", "_class_count"): "Count._text",
-    ("lua._convert", "_buffer_id"): "LuaState's tables",
-    ("lua._convert", "_buffer_ref"): "LuaState's tables",
-    ("lua._convert", "_geometry_to_lua"): "LuaState's tables",
-    ("lua._convert", "_handle"): "LuaState's tables",
-    ("lua._convert", "kind_of"): "LuaState's tables",
-    ("lua._convert", "to_lua"): "LuaState's tables",
-    ("ops.cpu", "_envs"): "Dynamic._env",
     ("track_gen.metrics", "enqueue"): "TrackResult._metric_arrays",
     ("track_gen.racing", "_inputs"): "TrackResult._metric_arrays",
     ("track_gen.sweep", "sweep"): "TrackGenerator._override",
-    ("ui.timeline", "check_play"): "Params._owner_name",
 }
 
 

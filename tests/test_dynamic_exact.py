@@ -304,3 +304,17 @@ def test_a_replayed_int_uniform_out_of_its_word_plans_again_and_is_refused():
     with pytest.raises(pg.CookError, match=r"uniform 'flag': expected a whole Number in"):
         g.cook(params={"flagged.n": 2**31})
     assert g.last is good and _dst(g.last["flagged"])[6] == 8.0
+
+
+def test_env_is_the_env_an_expression_reads():
+    env = dynamic.Env({"k": 2.0})
+    k = dynamic.dynamic(0.0, "k", env)
+    expr = k * 3 + 1
+    assert k.env is env and expr.env is env and (-expr).env is env
+    assert float(expr) == 7.0
+    env.values["k"] = 5.0  # the shared env moves: the expression reads the new value
+    assert float(expr) == 16.0
+    other = dynamic.dynamic(4, "n", dynamic.Env({"n": 4}))
+    both = expr + other
+    assert both.env is not env and both.env.values == {"k": 5.0, "n": 4}
+    assert float(both) == 20.0

@@ -72,6 +72,35 @@ def test_refusals_name_owner_field_value_and_accepted(values, match):
         Knobs(**values)
 
 
+@pytest.mark.parametrize(
+    "values, match",
+    [
+        ({"lobes": 20}, r"acme.wobbly.lobes: expected a value in \[3, 12\], got 20"),
+        ({"lobes": 4.5}, r"acme.wobbly.lobes: expected an integer, got 4.5"),
+        ({"mode": "round"}, r"acme.wobbly.mode: expected one of \['smooth', 'sharp'\]"),
+        ({"offset": (1.0,)}, r"acme.wobbly.offset: expected 2 numbers, got \(1.0,\)"),
+        ({"lobez": 3}, r"acme.wobbly: expected fields among \[.*'lobes'.*\], got unknown"),
+    ],
+)
+def test_check_field_refuses_what_the_constructor_refuses(values, match):
+    ((name, value),) = values.items()
+    with pytest.raises(pg.ParamsError, match=match):
+        Knobs.check_field(name, value)
+
+
+def test_check_field_converts_as_the_field_holds_it():
+    # hand-worked: an int field takes 7.0 as 7, a bool 1 as True, a vector a list
+    assert Knobs.check_field("lobes", 7.0) == 7 and type(Knobs.check_field("lobes", 7.0)) is int
+    assert Knobs.check_field("closed", 1) is True
+    assert Knobs.check_field("offset", [1, 2]) == (1.0, 2.0)
+    # the bounds are inclusive at both ends
+    assert Knobs.check_field("lobes", 3) == 3 and Knobs.check_field("lobes", 12) == 12
+    with pytest.raises(pg.ParamsError, match=r"got 13"):
+        Knobs.check_field("lobes", 13)
+    with pytest.raises(pg.ParamsError, match=r"got 2$"):
+        Knobs.check_field("lobes", 2)
+
+
 def test_immutable_replace_resolve_and_from_legacy():
     k = Knobs(lobes=7)
     with pytest.raises(AttributeError, match="immutable"):

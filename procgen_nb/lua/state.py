@@ -77,7 +77,7 @@ from ._checks import (
     _short,
     _trim_traceback,
 )
-from ._convert import _MAX_DEPTH, ArgOptions, check_returns, kind_of, to_lua
+from ._convert import _MAX_DEPTH, ArgOptions, _Convert
 from ._tables import _Tables
 from .values import Handle
 
@@ -99,7 +99,7 @@ class _Span:
     ceiling: float
 
 
-class LuaState(_Tables):
+class LuaState(_Tables, _Convert):
     """A sandboxed Lua state: compiles functions and calls them under a CPU-time ceiling.
 
     Args:
@@ -250,7 +250,7 @@ class LuaState(_Tables):
             chunk = self._load(fn, node, expression=True)
             raw = self._run(chunk, (), node, "fn")
         if len(raw) != 1 or _sandbox.lua_type(raw[0]) != "function":
-            got = ", ".join(kind_of(self, v) for v in raw) or "nothing"
+            got = ", ".join(self._kind_of(v) for v in raw) or "nothing"
             raise BindingError(
                 f"fn: expected Lua source giving a function, got source giving {got}: {_short(fn)}"
             )
@@ -275,7 +275,7 @@ class LuaState(_Tables):
 
         Args:
             fn: Lua source or a Lua function of this state (see ``compile``).
-            args: Python values, converted as ``_convert.to_lua`` states.
+            args: Python values, converted as ``_convert._Convert._to_lua`` states.
             returns: the type name of each result, or None to take any results.
             ceiling_ms: CPU-time ceiling in milliseconds (5000 when 0 or None), covering
                 the chunk that gives ``fn``, the call and the conversion of its results.
@@ -303,7 +303,7 @@ class LuaState(_Tables):
         opts = ArgOptions(device=bool(device), curves=bool(curves), time=float(time), node=node)
         with self._lock, self.budget(ceiling_ms, what=what):
             f = self.compile(fn, node=node)
-            lua_args = tuple(to_lua(self, a, f"args[{i}]", opts) for i, a in enumerate(args))
+            lua_args = tuple(self._to_lua(a, f"args[{i}]", opts) for i, a in enumerate(args))
             raw = self._run(f, lua_args, node, what, seeds)
             return self._results(raw, returns, what, node)
 
@@ -564,7 +564,7 @@ class LuaState(_Tables):
                 return self._ceiling_error(what, node, span)
             return None
 
-        return check_returns(self, raw, returns, what, node, over=over)
+        return self._check_returns(raw, returns, what, node, over=over)
 
     def _ceiling_error(self, what: str, node: str | None, span: _Span) -> LuaCeilingError:
         used = (time.thread_time() - span.start) * 1000.0

@@ -178,7 +178,7 @@ def _pure_dynamic(scope: CookScope, state: LuaState, fn: Any, args: list, opts: 
 
 def _envs(args: Any) -> list:
     found: list = []
-    _deep(args, lambda d: found.append(d._env))
+    _deep(args, lambda d: found.append(d.env))
     return found
 
 

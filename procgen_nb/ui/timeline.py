@@ -29,26 +29,49 @@ PLAY_TICKS = 100
 MOVIE_SUFFIXES = (".gif", ".mp4")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Selection:
-    """The env a person clicked (``view.select(i)``).
+    """The env a person clicked (``view.select(i)``), made from its ``env``, ``seed``,
+    ``epoch``, ``valid``, ``code`` (the text ``code()`` answers) and ``alone``.
 
     Attributes:
         env: its index in the batch.
         seed: the seed that env is generated with (None when the target has none).
         epoch: its epoch (None when the target has none).
         valid: whether it is valid (None when the frame does not say).
-        code: Python that rebuilds exactly that one track (``alone``), or cooks the batch
-            and names the env (a graph's, a function's).
-        alone: whether ``code`` makes that env alone (a track generator's, a course's).
+        alone: whether ``code()`` makes that env alone (a track generator's, a course's).
     """
 
     env: int
     seed: int | None
     epoch: int | None
     valid: bool | None
-    code: str
-    alone: bool = False
+    alone: bool
+    _code: str = dataclasses.field(repr=False)
+
+    def __init__(
+        self,
+        env: int,
+        seed: int | None,
+        epoch: int | None,
+        valid: bool | None,
+        code: str,
+        alone: bool = False,
+    ):
+        for name, value in (
+            ("env", env),
+            ("seed", seed),
+            ("epoch", epoch),
+            ("valid", valid),
+            ("alone", alone),
+            ("_code", code),
+        ):
+            object.__setattr__(self, name, value)
+
+    def code(self) -> str:
+        """Returns Python that rebuilds exactly that one track (``alone``: run it, the same
+        bytes), or that cooks the batch and names the env (a graph's, a function's)."""
+        return self._code
 
 
 def play_fields(cls: type[Params]) -> dict[str, Field]:
@@ -145,7 +168,7 @@ def check_play(cls: type[Params], field: Any, values: Any) -> list[Any]:
     if not out:
         raise ParamsError(f"play({field!r}, values): expected at least one value, got none")
     for v in out:
-        fields[field].check(v, cls._owner_name())
+        cls.check_field(field, v)
     return out
 
 

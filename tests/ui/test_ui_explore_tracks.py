@@ -211,7 +211,7 @@ def test_select_rebuilds_exactly_the_env_clicked(polar):
         sel = polar.select(4)
         assert (sel.env, sel.seed, sel.epoch) == (4, 7, 2)
         scope: dict = {}
-        exec(sel.code, scope)  # noqa: S102 - the code the view hands a person
+        exec(sel.code(), scope)  # noqa: S102 - the code the view hands a person
         one = scope["result"].xy.numpy().reshape(-1, 64, 2)
         assert one.shape[0] == 1
         assert one[0].tobytes() == frame.tracks[4].astype(one.dtype).tobytes()

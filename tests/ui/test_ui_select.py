@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from procgen_nb import Graph
 from procgen_nb.track_gen import presets
 from procgen_nb.ui import explore
+from procgen_nb.ui.timeline import Selection
 
 E, N = 5, 96
 #: what a course's one env must repeat of env i of the batch, byte for byte
@@ -33,7 +36,7 @@ def test_select_on_a_course_rebuilds_that_one_course(gates):
         batch = v.result.numpy()
         np.testing.assert_array_equal(batch["xy"], frame.tracks)
         scope: dict = {}
-        exec(sel.code, scope)  # noqa: S102 - the code the view hands a person
+        exec(sel.code(), scope)  # noqa: S102 - the code the view hands a person
         one = scope["course"].numpy()
         assert one["xy"].shape[0] == 1
         for k in KEYS:
@@ -58,10 +61,10 @@ def test_select_on_a_graph_says_what_it_holds():
         # a graph has no one seed; the epoch is its generator node's; the code cooks the
         # graph (the whole batch) and names the env
         assert (sel.env, sel.seed, sel.epoch, sel.alone) == (2, None, 3, False)
-        assert "'track.epoch': 3" in sel.code and "index 2" in sel.code
-        assert "seed + 2 (TrackGenerator.config.seed)" in sel.code
+        assert "'track.epoch': 3" in sel.code() and "index 2" in sel.code()
+        assert "seed + 2 (TrackGenerator.config.seed)" in sel.code()
         scope = {"graph": g}
-        exec(sel.code, scope)  # noqa: S102
+        exec(sel.code(), scope)  # noqa: S102
         xy = scope["result"]["track"]["xy"].numpy().reshape(E, 64, 2)
         assert xy[2].tobytes() == frame.tracks[2].astype(xy.dtype).tobytes()
         # what the code's comment says: the generator's seed + 2 at that epoch, alone
@@ -70,3 +73,15 @@ def test_select_on_a_graph_says_what_it_holds():
         assert alone.tobytes() == xy[2].tobytes()
     finally:
         v.close()
+
+
+def test_selection_code_is_a_method_of_a_frozen_selection():
+    sel = Selection(env=1, seed=8, epoch=0, valid=True, code="x = 1\n", alone=True)
+    assert sel.code() == "x = 1\n"
+    assert (sel.env, sel.seed, sel.epoch, sel.valid, sel.alone) == (1, 8, 0, True, True)
+    assert Selection(1, 8, 0, True, "x = 1\n").alone is False  # alone defaults to False
+    assert sel == Selection(1, 8, 0, True, "x = 1\n", True)
+    assert sel != Selection(1, 8, 0, True, "x = 2\n", True)  # the code counts
+    assert "x = 1" not in repr(sel) and "env=1" in repr(sel)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sel.env = 2  # type: ignore[misc]

@@ -161,7 +161,7 @@ def test_select_gives_the_env_and_result_is_what_is_drawn(view):
     sel = view.select(3)
     assert sel.env == 3 and view.canvas.selected == 3 and view.selected is sel
     assert sel.valid == bool(view.frame.valid[3])
-    assert "index 3" in sel.code and "'seed': 5" in sel.code
+    assert "index 3" in sel.code() and "'seed': 5" in sel.code()
     np.testing.assert_array_equal(np.asarray(view.result["xy"]), view.frame.tracks)
     view.canvas._on_message(view.canvas, {"type": "select", "env": 2}, [])  # a click
     assert view.selected.env == 2
