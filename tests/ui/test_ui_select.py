@@ -61,7 +61,16 @@ def _env_of(record, env: int, envs: int) -> dict[str, bytes]:
     return out
 
 
-@pytest.mark.parametrize("seeds", [{"seed": 4}, {"env_seeds": [11, 7, 30, 2, 19]}])
+@pytest.mark.parametrize(
+    "seeds",
+    [
+        {"seed": 4},
+        {"env_seeds": [11, 7, 30, 2, 19]},
+        # the generator's other config travels too: per-point widths, a random direction
+        # (env 2 at seed 7 drives clockwise: a rebuild with the default "ccw" differs)
+        {"seed": 7, "width": {"left": 0.03, "variation": 0.2}, "direction": "random"},
+    ],
+)
 def test_select_on_a_generator_node_rebuilds_that_env_alone(seeds):
     gen = presets.track(generator="polar", num_envs=E, num_points=64, z_profile=True, **seeds)
     g = Graph("tracks")
@@ -74,11 +83,11 @@ def test_select_on_a_generator_node_rebuilds_that_env_alone(seeds):
         frame = v.wait(300)
         assert v.error == "" and frame.tracks.shape[0] == E
         sel = v.select(2)
-        seed = 4 + 2 if "seed" in seeds else seeds["env_seeds"][2]
+        seed = seeds["seed"] + 2 if "seed" in seeds else seeds["env_seeds"][2]
         assert (sel.env, sel.seed, sel.epoch, sel.alone) == (2, seed, 3, True)
         assert sel.valid == bool(frame.valid[2])
         if "seed" in seeds:  # the seed a track target gives the same generator's env 2
-            t = TrackTarget("polar", PolarParams, num_envs=E, num_points=64, seed=4)
+            t = TrackTarget("polar", PolarParams, num_envs=E, num_points=64, seed=seeds["seed"])
             assert t.select(t.initial.replace(epoch=3), 2)[:2] == (sel.seed, 3)
         code = sel.code()
         assert "num_envs=1," in code and "'lobes': 6," in code and "graph.cook" not in code
@@ -89,7 +98,10 @@ def test_select_on_a_generator_node_rebuilds_that_env_alone(seeds):
         batch = _env_of(v.result.outputs["track"], 2, E)
         alone = _env_of(one.columns(), 0, 1)
         assert {"xy", "valid", "reason", "z"} <= set(batch)
-        for k in batch.keys() & alone.keys() - {"valid_count"}:
+        if "width" in seeds:
+            assert {"width_left", "width_right"} <= set(batch)
+        assert batch.keys() - {"valid_count"} <= alone.keys()  # every column, rebuilt
+        for k in batch.keys() - {"valid_count"}:
             assert alone[k] == batch[k], k
         # the frame drew those bytes; env 1 of the batch is another track
         assert alone["xy"] == frame.tracks[2].astype(np.float32).tobytes()
@@ -107,7 +119,16 @@ def test_select_on_a_course_node_rebuilds_that_course_alone(gates):
     v = explore(g, min_interval=0.0, poll_interval=0)
     try:
         v.wait(300)
-        v.update(**{"course.epoch": 2})
+        # the epoch, a validity threshold, a height and a gate field moved in the form
+        own = {"course.gates_jitter": 0.35} if gates == "arc_length" else {"course.gates_tries": 12}
+        v.update(
+            **{
+                "course.epoch": 2,
+                "course.track_validity_min_turn_radius": 0.5,  # every centerline fails
+                "course.track_z_amplitude": 0.3,
+                **own,
+            }
+        )
         v.wait(300)
         assert v.error == ""
         sel = v.select(3)
