@@ -20,6 +20,9 @@ class GraphTarget(Target):
             (vector columns as point clouds, the last output holding ``xy``/``centerline``
             or ``gates`` as tracks, numbers and live counts as counts).
 
+    ``alone`` says whether the last ``select`` rebuilt its env alone (the output drawn is
+    a generator's or a course's node's).
+
     Raises:
         ParamsError: when ``outputs`` names no node of the graph.
     """
@@ -162,7 +165,7 @@ class GraphTarget(Target):
         elif epoch is not None:  # a generator node: where its seed is
             code += (
                 f"# {node!r} makes env {env} at its generator's seed + {env} "
-                "(TrackGenerator.config.seed), epoch as above\n"
+                f"(TrackGenerator.config.seed; env_seeds[{env}] when given), epoch as above\n"
             )
         return None, epoch, code
 
