@@ -14,6 +14,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy_repair import round_corners, smooth_chain
+
+#: the repair switch and its fields at their defaults (``BezierParams`` and the others)
+REPAIR = {"repair": True, "spacing": 0.15, "max_turn": 1.5}
 
 # -- NumPy reference: the same hash, generators, resampling and validity ------------------
 _M = np.uint32(0xFFFFFFFF)
@@ -122,8 +126,11 @@ def _closed_cr(ctrl: np.ndarray, kc: int, samples: int) -> np.ndarray:
     return _cr(*(ctrl[(seg + d) % kc] for d in (-1, 0, 1, 2)), t)
 
 
-def numpy_bezier(seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scale=1.0):
-    """``bezier`` in NumPy: a list of [count, 2] raw loops."""
+def numpy_bezier(
+    seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scale=1.0, repair=REPAIR
+):
+    """``bezier`` in NumPy: a list of [count, 2] raw loops (``repair``: the switch and its
+    fields, ``REPAIR``; None or ``repair=False``: the 0.1 tracks)."""
     counts, pts = _grid_points(
         seeds,
         [salt(f"bezier.{s}") for s in ("count", "cells", "points")],
@@ -140,6 +147,10 @@ def numpy_bezier(seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scal
         c = pts[e, : counts[e]]
         cen = c.mean(0)
         c = c[np.argsort(np.arctan2(c[:, 1] - cen[1], c[:, 0] - cen[0]), kind="stable")]
+        if repair and repair.get("repair", True):
+            c = round_corners(c, repair["spacing"] * scale, repair["max_turn"])
+            out.append(smooth_chain(c, samples, tension))
+            continue
         kc = len(c)
         i = np.arange(kc * samples)
         k, t = i // samples, (i % samples / samples)[:, None]
@@ -209,9 +220,12 @@ def shapely_hulls(pts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     return np.split(xy[np.lexsort((rank, idx))], first[1:])
 
 
-def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, hulls=None):
+def numpy_hull(
+    seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, hulls=None, repair=REPAIR
+):
     """``hull`` in NumPy: a list of [count, 2] raw loops (the hulls from
-    :func:`shapely_hulls`, or ``hulls(points)`` per env, e.g. :func:`gift_wrap`)."""
+    :func:`shapely_hulls`, or ``hulls(points)`` per env, e.g. :func:`gift_wrap`; ``repair``
+    as :func:`numpy_bezier`)."""
     counts, pts = _hull_points(seeds, salt, mn, mx, g, scale)
     kd = _stream_key(seeds, salt("hull.displace"))
     samples = 2 * mx * max(2, math.ceil(n / 6)) // (2 * mx)
@@ -229,12 +243,23 @@ def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, h
         ctrl = np.empty((2 * len(a), 2))
         ctrl[0::2] = a
         ctrl[1::2] = (a + c) / 2 + nrm * off[:, None]
-        out.append(_closed_cr(ctrl, len(ctrl), samples))
+        out.append(_spline(ctrl, samples, scale, repair))
     return out
 
 
-def numpy_voronoi(seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, scale=1.0):
-    """``voronoi`` in NumPy: a list of [count, 2] raw loops."""
+def _spline(ctrl: np.ndarray, samples: int, scale: float, repair) -> np.ndarray:
+    """The closed Catmull-Rom loop of ``hull`` and ``voronoi``, repaired when asked."""
+    if repair and repair.get("repair", True):
+        ctrl = round_corners(ctrl, repair["spacing"] * scale, repair["max_turn"])
+        return smooth_chain(ctrl, samples)
+    return _closed_cr(ctrl, len(ctrl), samples)
+
+
+def numpy_voronoi(
+    seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, scale=1.0, repair=REPAIR
+):
+    """``voronoi`` in NumPy: a list of [count, 2] raw loops (``repair`` as
+    :func:`numpy_bezier`)."""
     ks = _stream_key(seeds, salt("voronoi.sites"))[:, None]
     kr = _stream_key(seeds, salt("voronoi.ring"))
     c = np.arange(g * g)[None]
@@ -261,7 +286,7 @@ def numpy_voronoi(seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, 
         seq = o[keep]
         if len(seq) > 1 and seq[-1] == seq[0]:
             seq = seq[:-1]
-        out.append(_closed_cr(sites[e, seq] * scale, len(seq), samples))
+        out.append(_spline(sites[e, seq] * scale, samples, scale, repair))
     return out
 
 

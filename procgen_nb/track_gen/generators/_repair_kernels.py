@@ -4,8 +4,10 @@ A generator's control polygon is made drivable before its spline, so that its tr
 the default validity instead of being rejected by it (``TrackGenConfig``'s ``DRIVABLE``):
 
 - ``_round_corners_k`` (one thread per env) repeats, at most ``REPAIR_ROUNDS`` times:
-  merge the two ends of the shortest edge into their midpoint while it is shorter than
-  ``spacing`` (never below 3 points); then pull every vertex whose turn (the angle between
+  walk the edges in order, merging the two ends of each edge shorter than ``spacing``
+  into their midpoint (the new edge from there is tested next; never below 3 points; an
+  order, not a shortest-first search, so near-equal edges cannot swap the outcome); then
+  pull every vertex whose turn (the angle between
   its two edges) exceeds ``max(max_turn, 1.25 * 2 pi / n)`` halfway to the midpoint of its
   neighbours, all at once (the floor ``1.25 * 2 pi / n`` spares a regular n-gon, whose
   turns are all ``2 pi / n`` and which would only shrink); it stops at the first round
@@ -61,25 +63,20 @@ def _round_corners_k(
     changed = wp.int32(0)
     sp2 = spacing * spacing
     for _round in range(_ROUNDS):
-        # merge the shortest edge while it is shorter than spacing
-        for _m in range(kmax):
-            if n <= 3:
+        # walk the edges in order, merging each shorter than spacing
+        at = wp.int32(0)
+        for _m in range(2 * kmax):
+            if at >= n or n <= 3:
                 break
-            k = wp.int32(0)
-            best = wp.length_sq(ctrl[b + 1] - ctrl[b])
-            for i in range(1, n):
-                d = wp.length_sq(ctrl[b + (i + 1) % n] - ctrl[b + i])
-                if d < best:
-                    best = d
-                    k = i
-            if best >= sp2:
-                break
-            j = (k + 1) % n
-            ctrl[b + k] = (ctrl[b + k] + ctrl[b + j]) * 0.5
-            for i in range(j, n - 1):
-                ctrl[b + i] = ctrl[b + i + 1]
-            n -= 1
-            changed = 1
+            j = (at + 1) % n
+            if wp.length_sq(ctrl[b + j] - ctrl[b + at]) < sp2:
+                ctrl[b + at] = (ctrl[b + at] + ctrl[b + j]) * 0.5
+                for q in range(j, n - 1):
+                    ctrl[b + q] = ctrl[b + q + 1]
+                n -= 1
+                changed = 1
+            else:
+                at += 1
         # pull every sharp corner halfway to its neighbours' midpoint, all at once
         thr = wp.cos(wp.max(max_turn, 1.25 * _TWO_PI / float(n)))
         sharp = wp.int32(0)
