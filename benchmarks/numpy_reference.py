@@ -12,9 +12,15 @@ generators, so the same tracks (float32 rounding apart).
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
-from numpy_repair import round_corners, smooth_chain
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # loaded by path (a test): its sibling is imported by name
+    sys.path.insert(0, _HERE)
+from numpy_repair import round_corners, smooth_chain  # noqa: E402
 
 #: the repair switch and its fields at their defaults (``BezierParams`` and the others)
 REPAIR = {"repair": True, "spacing": 0.15, "max_turn": 1.5}
