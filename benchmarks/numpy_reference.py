@@ -23,7 +23,7 @@ if _HERE not in sys.path:  # loaded by path (a test): its sibling is imported by
 from numpy_repair import round_corners, smooth_chain  # noqa: E402
 
 #: the repair switch and its fields at their defaults (``BezierParams`` and the others)
-REPAIR = {"repair": True, "spacing": 0.15, "max_turn": 1.5}
+REPAIR = {"repair": True, "spacing": 0.1, "corner_radius": 0.12}
 
 # -- NumPy reference: the same hash, generators, resampling and validity ------------------
 _M = np.uint32(0xFFFFFFFF)
@@ -154,7 +154,7 @@ def numpy_bezier(
         cen = c.mean(0)
         c = c[np.argsort(np.arctan2(c[:, 1] - cen[1], c[:, 0] - cen[0]), kind="stable")]
         if repair and repair.get("repair", True):
-            c = round_corners(c, repair["spacing"] * scale, repair["max_turn"])
+            c = round_corners(c, repair["spacing"] * scale, repair["corner_radius"] * scale)
             out.append(smooth_chain(c, samples, tension))
             continue
         kc = len(c)
@@ -256,7 +256,7 @@ def numpy_hull(
 def _spline(ctrl: np.ndarray, samples: int, scale: float, repair) -> np.ndarray:
     """The closed Catmull-Rom loop of ``hull`` and ``voronoi``, repaired when asked."""
     if repair and repair.get("repair", True):
-        ctrl = round_corners(ctrl, repair["spacing"] * scale, repair["max_turn"])
+        ctrl = round_corners(ctrl, repair["spacing"] * scale, repair["corner_radius"] * scale)
         return smooth_chain(ctrl, samples)
     return _closed_cr(ctrl, len(ctrl), samples)
 
@@ -497,6 +497,14 @@ def numpy_crossings(xy: np.ndarray) -> np.ndarray:
     return out
 
 
+def ccw_loops(xy: np.ndarray) -> np.ndarray:
+    """The pipeline's default direction (``direction="ccw"``): each loop of negative turning
+    number reversed, point i becoming point (n - i) % n (point 0 stays), [E, N, 2]."""
+    n = xy.shape[1]
+    back = xy[:, (n - np.arange(n)) % n]
+    return np.where((numpy_turning(xy) < 0)[:, None, None], back, xy)
+
+
 def numpy_turning(xy: np.ndarray) -> np.ndarray:
     """Turning numbers by summed exterior angles, [E, N, 2] -> [E]."""
     u = xy - np.roll(xy, 1, axis=1)
@@ -638,12 +646,13 @@ def numpy_pipeline(
     else:
         loops = NUMPY_PORTS[name](seeds, n, salt)
     if not old:
-        xy = numpy_resample_loops(loops, n)
+        xy = ccw_loops(numpy_resample_loops(loops, n))
         return numpy_validity(xy, r_min, width), xy
     if isinstance(loops, list):
         xy = np.concatenate([numpy_resample_quadratic(lp[None], n) for lp in loops])
     else:
         xy = numpy_resample_quadratic(loops, n)
+    xy = ccw_loops(xy)
     ok = numpy_closed(xy) & (numpy_crossings(xy) == 0) & (np.abs(numpy_turning(xy)) == 1)
     return ok & numpy_radius_ok(xy, r_min) & numpy_clearance_ok(xy, width), xy
 

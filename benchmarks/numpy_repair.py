@@ -1,11 +1,13 @@
 """The corner repair of ``bezier``, ``hull`` and ``voronoi`` in NumPy (their ``repair``
 switch, ``track_gen/generators/_repair_kernels.py``), written from its account:
 
-- ``round_corners(c, spacing, max_turn)``: at most 20 rounds of: walk the edges in order,
-  merging the ends of each edge shorter than ``spacing`` into their midpoint (and testing
-  the new edge from there; never below 3 points), then move every vertex whose turn exceeds ``max(max_turn, 1.25 * 2 pi / n)``
-  halfway to its neighbours' midpoint (all at once), stopping at a round with none; a
-  polygon that changed is scaled about its box's centre back into the box it had.
+- ``round_corners(c, spacing, corner_radius)``: at most 20 rounds of: walk the edges in
+  order, merging the ends of each edge shorter than ``spacing`` into their midpoint (and
+  testing the new edge from there; never below 3 points), then move every vertex whose
+  corner is tight (turn ``phi`` above ``1.25 * 2 pi / n`` and fillet radius
+  ``min(a, b) / 2 / tan(phi / 2)`` under ``corner_radius``) halfway to its neighbours'
+  midpoint (all at once), stopping at a round with none; a polygon that changed is scaled
+  about its box's centre back into the box it had.
 - ``smooth_chain(c, samples, tension)``: the closed cubic Bezier chain with handles
   ``tension / 6`` of the neighbours' chord, each clamped to a third of its span.
 """
@@ -30,7 +32,7 @@ def _merge(c: np.ndarray, spacing: float) -> tuple[np.ndarray, bool]:
     return c, merged
 
 
-def round_corners(c: np.ndarray, spacing: float, max_turn: float) -> np.ndarray:
+def round_corners(c: np.ndarray, spacing: float, corner_radius: float) -> np.ndarray:
     """The repaired control polygon of ``c`` [k, 2] (a new array; k >= 3 or returned as is)."""
     c = np.array(c, np.float64)
     if len(c) < 3:
@@ -43,8 +45,12 @@ def round_corners(c: np.ndarray, spacing: float, max_turn: float) -> np.ndarray:
         n = len(c)
         u = c - np.roll(c, 1, 0)
         v = np.roll(c, -1, 0) - c
-        thr = np.cos(max(max_turn, 1.25 * 2 * np.pi / n))
-        sharp = (u * v).sum(1) < thr * np.hypot(*u.T) * np.hypot(*v.T)
+        lu, lv = np.hypot(*u.T), np.hypot(*v.T)
+        den = lu * lv
+        cs = (u * v).sum(1) / np.where(den > 0, den, 1)
+        floor = np.cos(1.25 * 2 * np.pi / n)
+        r = 0.5 * np.minimum(lu, lv) * np.sqrt(np.maximum(1 + cs, 0) / np.maximum(1 - cs, 1e-30))
+        sharp = (den > 0) & (cs < floor) & (r < corner_radius)
         if not sharp.any():
             break
         mid = (np.roll(c, 1, 0) + np.roll(c, -1, 0)) / 2

@@ -13,12 +13,12 @@ import fingerprints_main
 # default (drivable) validity. bezier, hull and voronoi changed when their corner repair
 # came in (on by default); test_generator_repair pins their 0.1 bytes with repair=False
 PINNED = {
-    "bezier": "045bea7f4ed3ed2933b7de7a526a783318c7dcbcbfd2443d404ea0abaa72b23b",
+    "bezier": "3a841a2741aafc4417be8c342e676a2ffb00a34430cef65a1cf410806468e1ae",
     "checkpoint": "d4fad5b643c9274d2467bcbd01a3be5a608d87bcfaf5cab8e7c2bfa5f91066d2",
-    "hull": "467302491d30a7827dc3a666f655671a412e1e88bc72d0403796e93b08cc4a96",
+    "hull": "6dd952cba72b50b3afc29b3073fdb04eddbd2072209e4d00140f5fe9b4891e94",
     "polar": "856500026f403bbb2072aa432e17c1ea4758c24fc14ebae9ec0ea77c2130d84f",
     "repulsive": "8da61cb64b0a1f32c6996ca6451eabe12feaf4e1b3fe6ab40c19bf84d82570eb",
-    "voronoi": "9919cebba962e72d3feeec32946eff9537e265de64f4e8cbf664a84b54dea0d7",
+    "voronoi": "d14e92b26ed5aa01ce4643df6c2528211065e10cb940cfb123d8e61b06dbd903",
 }
 
 

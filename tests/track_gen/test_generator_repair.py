@@ -122,12 +122,12 @@ def test_repaired_polygons_are_the_numpy_ports(name, nprep, device):
         tg.generate()
         return tg
 
-    params = {"spacing": 0.12, "max_turn": 1.3}
+    params = {"spacing": 0.12, "corner_radius": 0.15}
     before = _polygons(make({"repair": False}), name)
     after = _polygons(make(params), name)
     changed = 0
     for e, (b, a) in enumerate(zip(before, after, strict=True)):
-        want = nprep.round_corners(b.astype(np.float64), 0.12 * 2.0, 1.3)
+        want = nprep.round_corners(b.astype(np.float64), 0.12 * 2.0, 0.15 * 2.0)
         assert len(a) == len(want), f"env {e}: {len(a)} points, the port {len(want)}"
         np.testing.assert_allclose(a, want, atol=2e-5, err_msg=f"env {e}")
         changed += len(a) < len(b) or not np.array_equal(a, b)
@@ -149,7 +149,7 @@ def test_raw_loops_are_the_numpy_generators(name, npref):
 
 
 # -- hand-worked polygons ------------------------------------------------------------------
-def _repair(polys: list[list[tuple[float, float]]], spacing: float, max_turn: float):
+def _repair(polys: list[list[tuple[float, float]]], spacing: float, corner_radius: float):
     """Runs ``_round_corners_k`` on the polygons (one env each); returns them repaired."""
     kmax = max(len(p) for p in polys)
     E = len(polys)
@@ -160,7 +160,7 @@ def _repair(polys: list[list[tuple[float, float]]], spacing: float, max_turn: fl
     count = wp.array([len(p) for p in polys], dtype=wp.int32, device="cpu")
     active = wp.ones(E, dtype=wp.int32, device="cpu")
     tmp = wp.zeros(E * kmax, dtype=wp.vec2, device="cpu")
-    args = [active, ctrl, count, kmax, spacing, max_turn, tmp]
+    args = [active, ctrl, count, kmax, spacing, corner_radius, tmp]
     LaunchContext("cpu").launch(rk._round_corners_k, E, args)
     out, n = ctrl.numpy().reshape(E, kmax, 2), count.numpy()
     return [out[e, : n[e]] for e in range(E)]
@@ -171,9 +171,10 @@ def test_hand_worked_polygons():
     # B and C are 0.11 apart: merged into (2.05, 0.025); the box x in [0, 2.05] is moved
     # back to the centre of [0, 2.1] (scale min(2.1 / 2.05, 2 / 2) = 1, x + 0.025)
     notched = [(0.0, 0.0), (2.0, 0.0), (2.1, 0.05), (0.0, 2.0)]
-    # turns of 90 and 135 degrees: under the floor 1.25 * 2 pi / 3 (150 degrees)
+    # turns of 90 and 135 degrees: under the floor 1.25 * 2 pi / 3 (150 degrees), though
+    # the fillet of the 135 degree corner, 0.5 tan(22.5 deg) = 0.207, is under 0.3
     triangle = [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)]
-    got = _repair([square, notched, triangle], 0.15, 1.5)
+    got = _repair([square, notched, triangle], 0.15, 0.3)
     np.testing.assert_array_equal(got[0], square)  # corners of 90 < 1.25 * 90 degrees
     want = [(0.025, 0.0), (2.075, 0.025), (0.025, 2.0)]
     np.testing.assert_allclose(got[1], want, atol=1e-6)
@@ -182,7 +183,7 @@ def test_hand_worked_polygons():
 
 def test_an_edge_of_exactly_spacing_is_kept():
     notched = [(0.0, 0.0), (0.25, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
-    kept, merged = _repair([notched, notched], 0.25, 3.0), _repair([notched], 0.2500001, 3.0)
+    kept, merged = _repair([notched, notched], 0.25, 0.0), _repair([notched], 0.2500001, 0.0)
     np.testing.assert_array_equal(kept[0], notched)
     assert len(merged[0]) == 4
 
@@ -191,13 +192,17 @@ def test_a_spike_is_pulled_in_and_the_box_kept(nprep):
     # a quadrilateral with one vertex pulled deep inside: its turn is near 180 degrees (no
     # right angle: a turn of exactly the floor pi / 2 rounds either way in float32)
     spiked = [(0.0, 0.0), (2.0, 0.1), (2.1, 2.0), (1.0, 0.3), (-0.1, 1.9)]
-    got = _repair([spiked], 0.15, 1.5)[0]
-    want = nprep.round_corners(np.array(spiked), 0.15, 1.5)
+    # its fillet radius: 0.5 min(a, b) / tan(phi / 2) = 0.65 for edges about 2 long
+    got = _repair([spiked], 0.15, 1.0)[0]
+    want = nprep.round_corners(np.array(spiked), 0.15, 1.0)
     np.testing.assert_allclose(got, want, atol=1e-6)
     u = got - np.roll(got, 1, 0)
     v = np.roll(got, -1, 0) - got
-    cos = (u * v).sum(1) / np.hypot(*u.T) / np.hypot(*v.T)
-    assert (cos >= np.cos(max(1.5, 1.25 * 2 * np.pi / len(got))) - 1e-6).all()
+    a, b = np.hypot(*u.T), np.hypot(*v.T)
+    cos = (u * v).sum(1) / (a * b)
+    fillet = 0.5 * np.minimum(a, b) * np.sqrt((1 + cos) / (1 - cos))
+    assert ((cos >= np.cos(1.25 * 2 * np.pi / 5) - 1e-6) | (fillet >= 1.0 - 1e-5)).all()
+    assert not np.allclose(got, spiked)
     # back in its box [-0.1, 2.1] x [0, 2], about its centre, filling it along x
     lo, hi = got.min(0), got.max(0)
     np.testing.assert_allclose((lo + hi) / 2, [1.0, 1.0], atol=1e-6)

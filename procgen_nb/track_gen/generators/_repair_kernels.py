@@ -7,19 +7,21 @@ the default validity instead of being rejected by it (``TrackGenConfig``'s ``DRI
   walk the edges in order, merging the two ends of each edge shorter than ``spacing``
   into their midpoint (the new edge from there is tested next; never below 3 points; an
   order, not a shortest-first search, so near-equal edges cannot swap the outcome); then
-  pull every vertex whose turn (the angle between
-  its two edges) exceeds ``max(max_turn, 1.25 * 2 pi / n)`` halfway to the midpoint of its
-  neighbours, all at once (the floor ``1.25 * 2 pi / n`` spares a regular n-gon, whose
-  turns are all ``2 pi / n`` and which would only shrink); it stops at the first round
-  with no such vertex. A polygon that changed is then scaled about its box's centre back
-  to the box it started in (the larger scale that fits it, axes kept), so pulling the
-  corners in does not shrink the track.
+  pull every vertex whose corner is tight halfway to the midpoint of its neighbours, all
+  at once: a corner turning by ``phi`` between edges of lengths ``a`` and ``b`` is tight
+  when the fillet tangent to both edges within half the shorter one, of radius
+  ``min(a, b) / 2 / tan(phi / 2)``, is under ``corner_radius``, and ``phi`` exceeds
+  ``1.25 * 2 pi / n`` (which spares a regular n-gon, whose turns are all ``2 pi / n`` and
+  which would only shrink). It stops at the first round with no tight corner. A polygon
+  that changed is then scaled about its box's centre back to the box it started in (the
+  larger scale that fits it, axes kept), so pulling the corners in does not shrink the
+  track.
 - ``_smooth_chain_k``: the closed chain of cubic Beziers of ``bezier`` (handles
   ``tension / 6`` of the chord of the neighbours: ``tension = 1`` is the uniform
   Catmull-Rom spline of ``hull`` and ``voronoi``), each handle clamped to a third of its
   own span, so a short span next to a long one has no loop or cusp.
 
-``benchmarks/numpy_reference.py`` has the same rule in NumPy (``round_corners``,
+``benchmarks/numpy_repair.py`` has the same rule in NumPy (``round_corners``,
 ``smooth_chain``).
 """
 
@@ -43,7 +45,7 @@ def _round_corners_k(
     ctrl_count: wp.array(dtype=wp.int32),
     kmax: int,
     spacing: float,
-    max_turn: float,
+    corner_radius: float,
     tmp: wp.array(dtype=wp.vec2),
 ):
     """Merges and pulls in ``ctrl[e*kmax:][:ctrl_count[e]]`` in place (see the module);
@@ -77,19 +79,24 @@ def _round_corners_k(
                 changed = 1
             else:
                 at += 1
-        # pull every sharp corner halfway to its neighbours' midpoint, all at once
-        thr = wp.cos(wp.max(max_turn, 1.25 * _TWO_PI / float(n)))
+        # pull every tight corner halfway to its neighbours' midpoint, all at once
+        floor = wp.cos(1.25 * _TWO_PI / float(n))
         sharp = wp.int32(0)
         for i in range(n):
             pm = ctrl[b + (i + n - 1) % n]
             p = ctrl[b + i]
             pn = ctrl[b + (i + 1) % n]
-            u = p - pm
-            v = pn - p
+            lu = wp.length(p - pm)
+            lv = wp.length(pn - p)
             tmp[b + i] = p
-            if wp.dot(u, v) < thr * (wp.length(u) * wp.length(v)):
-                tmp[b + i] = p + ((pm + pn) * 0.5 - p) * 0.5
-                sharp = 1
+            den = lu * lv
+            if den > 0.0:
+                cs = wp.dot(p - pm, pn - p) / den
+                if cs < floor:
+                    r = 0.5 * wp.min(lu, lv) * wp.sqrt(wp.max(1.0 + cs, 0.0) / (1.0 - cs))
+                    if r < corner_radius:
+                        tmp[b + i] = p + ((pm + pn) * 0.5 - p) * 0.5
+                        sharp = 1
         if sharp == 0:
             break
         for i in range(n):

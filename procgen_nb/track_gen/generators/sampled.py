@@ -18,7 +18,7 @@ from . import _repair_kernels as _rk
 #: the help of the ``repair`` switch, the same for the three generators that have it
 _REPAIR_DOC = (
     "make the control polygon drivable before the spline: merge points closer than "
-    "spacing, pull in corners turning more than max_turn, clamp the spline's handles "
+    "spacing, pull in corners tighter than corner_radius, clamp the spline's handles "
     "(False: the 0.1 tracks, which the default validity rejects far more often)"
 )
 
@@ -29,22 +29,26 @@ def _switch() -> Field:
 
 def _spacing() -> Field:
     return Field(
-        0.15,
+        0.1,
         bounds=(0.0, 2.0),
         unit="x scale",
-        doc="with repair: control points closer than this are merged (3 x the default track width)",
+        doc="with repair: control points closer than this are merged (2 x the default track width)",
     )
 
 
-def _max_turn() -> Field:
+def _corner_radius() -> Field:
     return Field(
-        1.5, bounds=(0.1, 3.0), unit="rad", doc="with repair: corners turning more are pulled in"
+        0.12,
+        bounds=(0.0, 2.0),
+        unit="x scale",
+        doc="with repair: corners whose fillet within half their shorter edge has a smaller "
+        "radius are pulled in (the spline turns tighter than that fillet)",
     )
 
 
 def _repair(ctx: Any, b: Any, p: Any, ctrl: Any, ctrl_count: Any, kmax: int, tmp: Any) -> None:
     """Launches the corner repair on ``ctrl`` (``kmax`` per env) in place."""
-    args = [b.active, ctrl, ctrl_count, kmax, p.spacing * b.scale, p.max_turn, tmp]
+    args = [b.active, ctrl, ctrl_count, kmax, p.spacing * b.scale, p.corner_radius * b.scale, tmp]
     ctx.launch(_rk._round_corners_k, b.E, args)
 
 
@@ -66,7 +70,7 @@ class BezierParams(Params):
     tension: float = Field(1.0, bounds=(0.0, 2.0), doc="tangent handle length (1: Catmull-Rom)")
     repair: bool = _switch()
     spacing: float = _spacing()
-    max_turn: float = _max_turn()
+    corner_radius: float = _corner_radius()
 
 
 class Bezier(_BuiltinStage):
@@ -141,7 +145,7 @@ class HullParams(Params):
     )
     repair: bool = _switch()
     spacing: float = _spacing()
-    max_turn: float = _max_turn()
+    corner_radius: float = _corner_radius()
 
 
 class Hull(_BuiltinStage):
@@ -241,7 +245,7 @@ class VoronoiParams(Params):
     )
     repair: bool = _switch()
     spacing: float = _spacing()
-    max_turn: float = _max_turn()
+    corner_radius: float = _corner_radius()
 
 
 class Voronoi(_BuiltinStage):
