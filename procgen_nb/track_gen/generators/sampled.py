@@ -76,7 +76,12 @@ class BezierParams(Params):
 class Bezier(_BuiltinStage):
     """``bezier``: a chain of cubic Beziers through corners sampled in distinct grid cells
     (``ops.sample_counts``, ``grid_cells``, ``sample_grid_points``, ``angle_sort``).
-    Streams: ``bezier.count``, ``bezier.cells``, ``bezier.points``."""
+    Streams: ``bezier.count``, ``bezier.cells``, ``bezier.points``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "bezier"
     Params = BezierParams
@@ -151,7 +156,12 @@ class HullParams(Params):
 class Hull(_BuiltinStage):
     """``hull``: the convex hull of random points, a displaced midpoint on every edge, joined
     by a closed Catmull-Rom spline. Streams: ``hull.count``, ``hull.cells``, ``hull.points``,
-    ``hull.displace``."""
+    ``hull.displace``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "hull"
     Params = HullParams
@@ -251,7 +261,12 @@ class VoronoiParams(Params):
 class Voronoi(_BuiltinStage):
     """``voronoi``: walks a wobbly ring through a jittered-grid Voronoi diagram and joins the
     sites of the cells it crosses, in order, by a closed Catmull-Rom spline.
-    Streams: ``voronoi.sites``, ``voronoi.ring``."""
+    Streams: ``voronoi.sites``, ``voronoi.ring``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "voronoi"
     Params = VoronoiParams
