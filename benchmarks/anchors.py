@@ -7,9 +7,16 @@ return: random-track-generator retries a failing seed forever):
   of a ``CarRacing`` whose ``np_random`` is seeded with the seed (the former road's bodies
   destroyed, as ``reset()`` does: one attempt, not ``reset``'s retries); valid when it returns
   True (CarRacing's ``reset`` retries the others);
-- random-track-generator's ``generate_track("medium", seed=seed)`` (not in the extra: it
-  requires numpy < 2, which procgen_nb's numpy pin excludes; where it imports, e.g.
-  installed with ``--no-deps``, it is timed too): valid when it returns within the timeout.
+- random-track-generator's ``generate_track("medium", seed=seed)``: valid when it returns
+  within the timeout. It declares ``numpy<2``, which procgen_nb's numpy pin excludes, so no
+  extra can hold it; its code runs on numpy 2 (nothing it calls was removed in 2.0, and
+  it imports and generates with every warning an error). Where it does not import, this
+  script installs the versions pinned in ``pyproject.toml``
+  (``[tool.procgen_nb.anchors] no-deps``: it and ``gpxpy``) with ``pip install --no-deps
+  --target`` into a cached folder (``~/.cache/procgen_nb/anchors``; ``XDG_CACHE_HOME``,
+  ``PROCGEN_NB_ANCHORS`` overrides it), built once, which its child process puts first on
+  ``PYTHONPATH``: the child runs on this interpreter's numpy, SciPy, shapely and PyYAML
+  (the ``anchors`` extra). ``--no-install`` leaves it out instead.
 
 Each peer's figure is the seeds that gave a track over the seconds its calls took inside the
 child (a timed-out seed counts its whole timeout: a user waits that long), so process
@@ -27,12 +34,66 @@ import json
 import math
 import os
 import selectors
+import shutil
 import subprocess
 import sys
 import time
+import tomllib
+from pathlib import Path
 
 #: the peers: name -> the module each needs
 PEERS = {"CarRacing._create_track": "Box2D", "random-track-generator": "random_track_generator"}
+#: the peer installed on demand, without its declared dependencies (see the module)
+NO_DEPS_PEER = "random-track-generator"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def no_deps_pins(pyproject: Path = PYPROJECT) -> list[str]:
+    """The ``name==version`` pins of ``[tool.procgen_nb.anchors] no-deps``.
+
+    Raises:
+        ValueError: the table is missing, or a pin is not ``name==version``.
+    """
+    table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("procgen_nb", {})
+    pins = table.get("anchors", {}).get("no-deps")
+    if not pins:
+        raise ValueError(f"{pyproject}: expected [tool.procgen_nb.anchors] no-deps, got none")
+    for pin in pins:
+        if pin.count("==") != 1:
+            raise ValueError(f"{pyproject}: expected name==version pins, got {pin!r}")
+    return list(pins)
+
+
+def _cache() -> Path:
+    base = os.environ.get("PROCGEN_NB_ANCHORS")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "procgen_nb" / "anchors"
+
+
+def no_deps_folder(install: bool = True) -> tuple[Path | None, str]:
+    """The cached folder holding the ``no-deps`` pins (installed there first when missing
+    and ``install``), and a note; ``(None, why)`` when it cannot be had."""
+    pins = no_deps_pins()
+    folder = _cache() / "-".join(p.replace("==", "-") for p in pins)
+    ready = folder / ".ready"
+    if ready.exists() and ready.read_text().split() == pins:
+        return folder, f"{', '.join(pins)} (--no-deps, cached in {folder})"
+    if not install:
+        return None, "not installed (--no-install)"
+    tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(tmp)]
+    got = subprocess.run([*cmd, *pins], capture_output=True, text=True, timeout=600)
+    if got.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        last = (got.stderr.strip().splitlines() or ["pip failed"])[-1]
+        return None, f"could not install {', '.join(pins)} --no-deps: {last}"
+    (tmp / ".ready").write_text(" ".join(pins))
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder, f"{', '.join(pins)} (--no-deps, installed in {folder})"
 
 
 def available() -> bool:
@@ -76,10 +137,16 @@ def _child(peer: str) -> None:
         print(json.dumps({"seed": seed, "ok": ok, "s": dt}), flush=True)
 
 
-def time_peer(peer: str, seeds: list[int], timeout: float) -> dict[str, float]:
+def time_peer(
+    peer: str, seeds: list[int], timeout: float, path: Path | None = None
+) -> dict[str, float]:
     """Runs ``seeds`` through ``peer`` in a child process, one at a time, killing and
     restarting the child on a seed that takes over ``timeout`` seconds; returns the counts
-    and the seconds the calls took."""
+    and the seconds the calls took. ``path``: a folder put first on the child's
+    ``PYTHONPATH`` (the no-deps install)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), *filter(None, [env.get("PYTHONPATH")])])
     done = ok = timeouts = 0
     seconds = 0.0
     todo = list(seeds)
@@ -90,6 +157,7 @@ def time_peer(peer: str, seeds: list[int], timeout: float) -> dict[str, float]:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            env=env,
         )
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
@@ -151,6 +219,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--generators", nargs="*", default=["checkpoint", "voronoi", "polar"])
     ap.add_argument("--smoke", action="store_true", help="a few seeds, tiny sizes")
+    ap.add_argument(
+        "--no-install", action="store_true", help=f"leave {NO_DEPS_PEER} out when missing"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -163,10 +234,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     peers = {}
     for peer, module in PEERS.items():
-        if importlib.util.find_spec(module) is None:
+        path = None
+        if importlib.util.find_spec(module) is None and peer == NO_DEPS_PEER:
+            path, note = no_deps_folder(install=not args.no_install)
+            print(f"{peer}: {note}")
+            if path is None:
+                continue
+        elif importlib.util.find_spec(module) is None:
             print(f"{peer}: not installed ({module}), left out")
             continue
-        peers[peer] = time_peer(peer, list(range(args.seeds)), args.timeout)
+        peers[peer] = time_peer(peer, list(range(args.seeds)), args.timeout, path)
     ours = {g: time_procgen(g, args.envs, args.points, args.repeats) for g in args.generators}
     sizes = f"E={args.envs}, N={args.points}; {args.seeds} peer seeds, timeout {args.timeout:g} s"
     threads = "/".join(sorted({str(o["threads"]) for o in ours.values()}))

@@ -94,9 +94,11 @@ def run(
     device: str = "cpu",
     reference: bool = True,
     out: list[dict] | None = None,
+    repair_out: list[dict] | None = None,
 ) -> int:
     """Runs the comparison and prints the tables; returns a process exit status. ``out``:
-    a list that gets one dict per generator (the printed figures, for ``report.py``)."""
+    a list that gets one dict per generator (the printed figures, for ``report.py``);
+    ``repair_out``: one per generator of the repair table."""
     import shapely
     import warp as wp
 
@@ -223,6 +225,7 @@ def run(
         print("ratio against the former NumPy reference (O(N^2) resampler, brute-force crossings)")
         print(f"{'generator':<12} {'old ratio':>10} {'new ratio':>10}")
         print("\n".join(old_rows))
+    repair_table(names, E, N, repeats, device, repair_out)
     if reference:
         road_table(names, E, N, max(1, repeats // 3), device)
     if rings is None:
@@ -266,6 +269,65 @@ def run(
         f"agreement {agree:.3f}"
     )
     return 0
+
+
+#: the generators with a ``repair`` switch (on by default)
+REPAIRED = ("bezier", "hull", "voronoi")
+
+
+def repair_table(
+    names: list[str], E: int, N: int, repeats: int, device: str, out: list[dict] | None = None
+) -> None:
+    """Valid fraction and valid tracks/s of the generators with a ``repair`` switch, on
+    (the default) and off (the 0.1 tracks), at the default validity, the calls of the two
+    alternating (best of ``repeats`` each); ``out`` gets a dict per generator."""
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    names = [n for n in names if n in REPAIRED]
+    if not names:
+        return
+    print()
+    print(f"corner repair (repair=True, the default, against False: the 0.1 tracks), E={E}, N={N}")
+    print(
+        f"{'generator':<12} {'valid on':>9} {'valid off':>9} {'valid tr/s on':>13} "
+        f"{'valid tr/s off':>14} {'gain':>6}"
+    )
+    for name in names:
+        tgs = []
+        for repair in (True, False):
+            cfg = TrackGenConfig(
+                generator=name,
+                num_envs=E,
+                num_points=N,
+                device=device,
+                generator_params={"repair": repair},
+            )
+            tgs.append(TrackGenerator(cfg))
+            tgs[-1].generate()
+        best = [math.inf, math.inf]
+        for _ in range(repeats):  # on and off alternate, so a change of load hits both
+            for k, tg in enumerate(tgs):
+                t0 = time.perf_counter()
+                tg.generate()
+                tg.ctx.synchronize()
+                best[k] = min(best[k], time.perf_counter() - t0)
+        got = [
+            (tg.result.num_valid() / E, E / t * tg.result.num_valid() / E)
+            for tg, t in zip(tgs, best, strict=True)
+        ]
+        (v_on, r_on), (v_off, r_off) = got
+        gain = f"{r_on / r_off:.1f}x" if r_off > 0 else "-"
+        print(f"{name:<12} {v_on:>9.3f} {v_off:>9.3f} {r_on:>13.0f} {r_off:>14.0f} {gain:>6}")
+        if out is not None:
+            out.append(
+                {
+                    "generator": name,
+                    "valid on": v_on,
+                    "valid off": v_off,
+                    "valid tracks/s on": r_on,
+                    "valid tracks/s off": r_off,
+                }
+            )
 
 
 def road_table(names: list[str], E: int, N: int, repeats: int, device: str) -> None:

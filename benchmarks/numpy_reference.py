@@ -12,8 +12,18 @@ generators, so the same tracks (float32 rounding apart).
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:  # loaded by path (a test): its sibling is imported by name
+    sys.path.insert(0, _HERE)
+from numpy_repair import round_corners, smooth_chain  # noqa: E402
+
+#: the repair switch and its fields at their defaults (``BezierParams`` and the others)
+REPAIR = {"repair": True, "spacing": 0.1, "corner_radius": 0.12}
 
 # -- NumPy reference: the same hash, generators, resampling and validity ------------------
 _M = np.uint32(0xFFFFFFFF)
@@ -122,8 +132,11 @@ def _closed_cr(ctrl: np.ndarray, kc: int, samples: int) -> np.ndarray:
     return _cr(*(ctrl[(seg + d) % kc] for d in (-1, 0, 1, 2)), t)
 
 
-def numpy_bezier(seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scale=1.0):
-    """``bezier`` in NumPy: a list of [count, 2] raw loops."""
+def numpy_bezier(
+    seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scale=1.0, repair=REPAIR
+):
+    """``bezier`` in NumPy: a list of [count, 2] raw loops (``repair``: the switch and its
+    fields, ``REPAIR``; None or ``repair=False``: the 0.1 tracks)."""
     counts, pts = _grid_points(
         seeds,
         [salt(f"bezier.{s}") for s in ("count", "cells", "points")],
@@ -140,6 +153,10 @@ def numpy_bezier(seeds, n, salt, mn=5, mx=10, g=4, jitter=0.8, tension=1.0, scal
         c = pts[e, : counts[e]]
         cen = c.mean(0)
         c = c[np.argsort(np.arctan2(c[:, 1] - cen[1], c[:, 0] - cen[0]), kind="stable")]
+        if repair and repair.get("repair", True):
+            c = round_corners(c, repair["spacing"] * scale, repair["corner_radius"] * scale)
+            out.append(smooth_chain(c, samples, tension))
+            continue
         kc = len(c)
         i = np.arange(kc * samples)
         k, t = i // samples, (i % samples / samples)[:, None]
@@ -209,9 +226,12 @@ def shapely_hulls(pts: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     return np.split(xy[np.lexsort((rank, idx))], first[1:])
 
 
-def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, hulls=None):
+def numpy_hull(
+    seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, hulls=None, repair=REPAIR
+):
     """``hull`` in NumPy: a list of [count, 2] raw loops (the hulls from
-    :func:`shapely_hulls`, or ``hulls(points)`` per env, e.g. :func:`gift_wrap`)."""
+    :func:`shapely_hulls`, or ``hulls(points)`` per env, e.g. :func:`gift_wrap`; ``repair``
+    as :func:`numpy_bezier`)."""
     counts, pts = _hull_points(seeds, salt, mn, mx, g, scale)
     kd = _stream_key(seeds, salt("hull.displace"))
     samples = 2 * mx * max(2, math.ceil(n / 6)) // (2 * mx)
@@ -229,12 +249,23 @@ def numpy_hull(seeds, n, salt, mn=8, mx=16, g=6, displacement=0.35, scale=1.0, h
         ctrl = np.empty((2 * len(a), 2))
         ctrl[0::2] = a
         ctrl[1::2] = (a + c) / 2 + nrm * off[:, None]
-        out.append(_closed_cr(ctrl, len(ctrl), samples))
+        out.append(_spline(ctrl, samples, scale, repair))
     return out
 
 
-def numpy_voronoi(seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, scale=1.0):
-    """``voronoi`` in NumPy: a list of [count, 2] raw loops."""
+def _spline(ctrl: np.ndarray, samples: int, scale: float, repair) -> np.ndarray:
+    """The closed Catmull-Rom loop of ``hull`` and ``voronoi``, repaired when asked."""
+    if repair and repair.get("repair", True):
+        ctrl = round_corners(ctrl, repair["spacing"] * scale, repair["corner_radius"] * scale)
+        return smooth_chain(ctrl, samples)
+    return _closed_cr(ctrl, len(ctrl), samples)
+
+
+def numpy_voronoi(
+    seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, scale=1.0, repair=REPAIR
+):
+    """``voronoi`` in NumPy: a list of [count, 2] raw loops (``repair`` as
+    :func:`numpy_bezier`)."""
     ks = _stream_key(seeds, salt("voronoi.sites"))[:, None]
     kr = _stream_key(seeds, salt("voronoi.ring"))
     c = np.arange(g * g)[None]
@@ -261,7 +292,7 @@ def numpy_voronoi(seeds, n, salt, g=6, jitter=0.9, ring=0.6, wobble=0.25, m=64, 
         seq = o[keep]
         if len(seq) > 1 and seq[-1] == seq[0]:
             seq = seq[:-1]
-        out.append(_closed_cr(sites[e, seq] * scale, len(seq), samples))
+        out.append(_spline(sites[e, seq] * scale, samples, scale, repair))
     return out
 
 
@@ -466,6 +497,14 @@ def numpy_crossings(xy: np.ndarray) -> np.ndarray:
     return out
 
 
+def ccw_loops(xy: np.ndarray) -> np.ndarray:
+    """The pipeline's default direction (``direction="ccw"``): each loop of negative turning
+    number reversed, point i becoming point (n - i) % n (point 0 stays), [E, N, 2]."""
+    n = xy.shape[1]
+    back = xy[:, (n - np.arange(n)) % n]
+    return np.where((numpy_turning(xy) < 0)[:, None, None], back, xy)
+
+
 def numpy_turning(xy: np.ndarray) -> np.ndarray:
     """Turning numbers by summed exterior angles, [E, N, 2] -> [E]."""
     u = xy - np.roll(xy, 1, axis=1)
@@ -607,12 +646,13 @@ def numpy_pipeline(
     else:
         loops = NUMPY_PORTS[name](seeds, n, salt)
     if not old:
-        xy = numpy_resample_loops(loops, n)
+        xy = ccw_loops(numpy_resample_loops(loops, n))
         return numpy_validity(xy, r_min, width), xy
     if isinstance(loops, list):
         xy = np.concatenate([numpy_resample_quadratic(lp[None], n) for lp in loops])
     else:
         xy = numpy_resample_quadratic(loops, n)
+    xy = ccw_loops(xy)
     ok = numpy_closed(xy) & (numpy_crossings(xy) == 0) & (np.abs(numpy_turning(xy)) == 1)
     return ok & numpy_radius_ok(xy, r_min) & numpy_clearance_ok(xy, width), xy
 

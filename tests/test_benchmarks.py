@@ -58,7 +58,8 @@ def test_cKDTree_clearance_gives_the_strtree_verdicts(width):
     from procgen_nb.track_gen.exec import salt
 
     seeds = ref.base_seeds(0, 0, 128)
-    loops = [ref.numpy_resample_loops(ref.numpy_hull(seeds, 96, salt), 96), _noisy_loops(1)]
+    hulls = ref.numpy_hull(seeds, 96, salt, repair=None)  # the 0.1 hulls: some pinch
+    loops = [ref.numpy_resample_loops(hulls, 96), _noisy_loops(1)]
     for xy in loops:
         kd, tree = ref.numpy_clearance_ok(xy, width), ref.shapely_clearance_ok(xy, width)
         assert kd.dtype == bool and (kd == tree).all()
@@ -149,3 +150,27 @@ def test_anchors_prints_the_peer_ratios(capsys):
     assert "CarRacing._create_track" in out and "procgen_nb ratio" in out
     car = next(r for r in rows if r["name"] == "CarRacing._create_track")
     assert car["tracks"] == 3 and car["valid tracks/s"] > 0 and car["ratio"].endswith("x")
+
+
+def test_anchors_pins_come_from_pyproject(tmp_path):
+    an = load("anchors")
+    assert an.no_deps_pins() == ["random-track-generator==1.1.0", "gpxpy==1.6.2"]
+    bad = tmp_path / "pyproject.toml"
+    bad.write_text("[tool.procgen_nb.anchors]\nno-deps = []\n")
+    with pytest.raises(ValueError, match="expected \\[tool.procgen_nb.anchors\\] no-deps"):
+        an.no_deps_pins(bad)
+    bad.write_text('[tool.procgen_nb.anchors]\nno-deps = ["gpxpy>=1"]\n')
+    with pytest.raises(ValueError, match="expected name==version pins, got 'gpxpy>=1'"):
+        an.no_deps_pins(bad)
+
+
+def test_random_track_generator_runs_on_numpy_2_from_its_no_deps_folder():
+    """The peer that declares numpy<2, installed --no-deps (cached), in a child process of
+    this interpreter: its seeds 0-2 return tracks (seed 3 never does: the timeout ends it)."""
+    an = load("anchors")
+    folder, note = an.no_deps_folder(install=True)
+    if folder is None:
+        pytest.skip(note)
+    r = an.time_peer("random-track-generator", [0, 1, 2, 3], 3.0, folder)
+    assert (r["tracks"], r["valid"], r["timeouts"]) == (4, 3, 1)
+    assert 3.0 <= r["seconds"] < 3.0 + 3 * 2.0

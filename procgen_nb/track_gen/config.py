@@ -23,8 +23,9 @@ from .widths import WidthParams, resolve_direction, resolve_width
 #: points far apart along the track stay ``track_width`` apart; no fold: every turn radius is
 #: at least half the width, so the inner edge of a bend does not cross itself). Chosen from
 #: ``metrics`` of the built-ins at their defaults (E=512, N=256): polar and checkpoint keep
-#: every track; the corners and pinches of bezier, hull, voronoi and repulsive are rejected
-#: (see notebook 02).
+#: every track, bezier, hull and voronoi nearly every one with their corner repair (their
+#: 0.1 tracks, ``repair=False``, lose corners and pinches to it), repulsive 0.96 (see
+#: notebook 02).
 DRIVABLE = {"track_width": 0.05, "min_turn_radius": 0.025}
 
 

@@ -24,6 +24,15 @@ def test_compare_generators_smoke():
     assert "agreement 1.000" in out
     names = ("bezier", "checkpoint", "hull", "polar", "repulsive", "voronoi")
     main, road = out.split("\nroad overlap (ValidityParams(road_overlap=True))")
+    main, repair = main.split("\ncorner repair (repair=True")
+    # the repair table: valid fraction and valid tracks/s with the switch on and off
+    fixed = [
+        ln.split()
+        for ln in repair.splitlines()
+        if ln.split()[:1] in (["bezier"], ["hull"], ["voronoi"])
+    ]
+    assert [r[0] for r in fixed] == ["bezier", "hull", "voronoi"], out
+    assert all(float(r[1]) >= float(r[2]) and r[-1].endswith("x") for r in fixed), out
     # every check on (the default validity), in the pipeline and in the NumPy reference
     assert "validity: every check" in main and "the NumPy reference applies the same" in main
     # readbacks per steady call are zero for every generator

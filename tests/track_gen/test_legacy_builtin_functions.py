@@ -2,7 +2,7 @@
 
 Every name and parameter list is pinned; each ``generate_*_warp`` writes the registered
 Stage's raw loop (and, given ``[E*N]`` points, the pipeline's resampled loop) byte for
-byte; a ``GeneratorSpec`` made from each pair passes the conformance kit; the sampling
+byte (``bezier``, ``hull`` and ``voronoi`` with their ``repair`` off: the 0.1 bytes); a ``GeneratorSpec`` made from each pair passes the conformance kit; the sampling
 helpers give the Stage's samples, and their ``*_per_env`` forms the same samples with the
 per-env values clamped to the Params bounds; the z profile functions give the stage's
 heights. The reference for every comparison is the registered Stage run by the pipeline
@@ -121,7 +121,14 @@ def _bytes(arr: wp.array) -> bytes:
     return np.ascontiguousarray(arr.numpy()).tobytes()
 
 
+#: the generators whose Stage repairs its corners by default: the 0.1 functions write the
+#: Stage's bytes with ``repair=False`` (the 0.1 tracks), whatever their config says
+REPAIRED = {"bezier", "hull", "voronoi"}
+
+
 def _pipeline(name, device, params=None, **kw):
+    """``(cfg, tg)``: the config given to the 0.1 function (``params`` as they are) and the
+    pipeline of the same Stage, its repair off."""
     cfg = TrackGenConfig(
         num_envs=E,
         num_points=N,
@@ -132,6 +139,9 @@ def _pipeline(name, device, params=None, **kw):
         generator_params=params,
         **kw,
     )
+    if name in REPAIRED:
+        off = dataclasses.replace(cfg, generator_params={**(params or {}), "repair": False})
+        return cfg, TrackGenerator(off)
     return cfg, TrackGenerator(cfg)
 
 

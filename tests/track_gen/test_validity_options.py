@@ -165,7 +165,8 @@ def test_road_overlap_matches_the_reference_on_generated_tracks():
     from procgen_nb.track_gen import presets
 
     w = 0.05
-    tg = presets.track("bezier", num_envs=24, num_points=64, seed=3, validity=NO_DRIVE)
+    off = {"repair": False}  # the 0.1 tracks: the repaired ones rarely overlap
+    tg = presets.track("bezier", off, num_envs=24, num_points=64, seed=3, validity=NO_DRIVE)
     xy = tg.generate().numpy()["xy"]
     got = pipeline(xy, track_width=w, min_turn_radius=0.0, road_overlap=True).generate().numpy()
     want = np.array([road_overlap_reference(t, w) for t in xy])
@@ -206,7 +207,8 @@ def test_road_overlap_of_many_envs_matches_the_reference():
     from procgen_nb.track_gen import presets
 
     w, E = 0.05, 600
-    tg = presets.track("hull", num_envs=E, num_points=32, seed=4, validity=NO_DRIVE)
+    off = {"repair": False}  # the 0.1 hulls: the repaired ones rarely overlap
+    tg = presets.track("hull", off, num_envs=E, num_points=32, seed=4, validity=NO_DRIVE)
     xy = tg.generate().numpy()["xy"]
     got = pipeline(xy, track_width=w, min_turn_radius=0.0, road_overlap=True).generate().numpy()
     want = np.array([road_overlap_reference(t, w) for t in xy])

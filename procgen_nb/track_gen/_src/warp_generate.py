@@ -364,7 +364,8 @@ def generate_centerline_warp(
     (``bezier.count``, ``bezier.cells``, ``bezier.points``): those kernels already take every
     Params field as a scalar argument, so separate scalar kernels would duplicate them
     wholesale; the helper packs the rest (the all-envs mask, the buffers) from ``scratch``.
-    For the same seeds and Params it writes the Stage's bytes.
+    For the same seeds and Params it writes the Stage's bytes with ``repair=False`` (the
+    0.1 tracks: the field and its ``spacing`` and ``corner_radius`` are not read).
 
     Args:
         seeds_wp: ``[E]`` int32 base seeds (read-only).

@@ -122,7 +122,8 @@ def select_voronoi_anchors(
     ``ring_samples`` points, and each time the nearest site changes, that site (times
     ``scale``) is appended. A last anchor equal to the first is dropped. A scalar kernel
     (the Params are kernel arguments); it shares its body with the array-reading kernel of
-    ``select_voronoi_anchors_per_env`` and gives the ``voronoi`` Stage's bytes.
+    ``select_voronoi_anchors_per_env`` and gives the ``voronoi`` Stage's anchors before its
+    corner repair (``repair=False``: they are then the Stage's bytes).
 
     Args:
         seeds_wp: ``[E]`` int32 base seeds.
@@ -244,7 +245,8 @@ def generate_voronoi_warp(
     (``voronoi.sites``, ``voronoi.ring``): they already take every Params field as a scalar
     argument, so separate scalar kernels would duplicate them wholesale; the helper packs
     the rest (the all-envs mask, the buffers) from ``scratch``. For the same seeds and
-    Params it writes the Stage's bytes.
+    Params it writes the Stage's bytes with ``repair=False`` (the 0.1 tracks: the field and
+    its ``spacing`` and ``corner_radius`` are not read).
 
     Args:
         seeds_wp: ``[E]`` int32 base seeds (read-only).

@@ -13,6 +13,43 @@ from ...params import Field, Params
 from .. import ops
 from ..plugin import _BuiltinStage
 from . import _kernels as _k
+from . import _repair_kernels as _rk
+
+#: the help of the ``repair`` switch, the same for the three generators that have it
+_REPAIR_DOC = (
+    "make the control polygon drivable before the spline: merge points closer than "
+    "spacing, pull in corners tighter than corner_radius, clamp the spline's handles "
+    "(False: the 0.1 tracks, which the default validity rejects far more often)"
+)
+
+
+def _switch() -> Field:
+    return Field(True, doc=_REPAIR_DOC)
+
+
+def _spacing() -> Field:
+    return Field(
+        0.1,
+        bounds=(0.0, 2.0),
+        unit="x scale",
+        doc="with repair: control points closer than this are merged (2 x the default track width)",
+    )
+
+
+def _corner_radius() -> Field:
+    return Field(
+        0.12,
+        bounds=(0.0, 2.0),
+        unit="x scale",
+        doc="with repair: corners whose fillet within half their shorter edge has a smaller "
+        "radius are pulled in (the spline turns tighter than that fillet)",
+    )
+
+
+def _repair(ctx: Any, b: Any, p: Any, ctrl: Any, ctrl_count: Any, kmax: int, tmp: Any) -> None:
+    """Launches the corner repair on ``ctrl`` (``kmax`` per env) in place."""
+    args = [b.active, ctrl, ctrl_count, kmax, p.spacing * b.scale, p.corner_radius * b.scale, tmp]
+    ctx.launch(_rk._round_corners_k, b.E, args)
 
 
 def _need(cond: bool, name: str, expected: str, got: Any) -> None:
@@ -31,12 +68,20 @@ class BezierParams(Params):
         0.8, bounds=(0.0, 1.0), unit="x cell", doc="corner jitter inside its cell (x cell side)"
     )
     tension: float = Field(1.0, bounds=(0.0, 2.0), doc="tangent handle length (1: Catmull-Rom)")
+    repair: bool = _switch()
+    spacing: float = _spacing()
+    corner_radius: float = _corner_radius()
 
 
 class Bezier(_BuiltinStage):
     """``bezier``: a chain of cubic Beziers through corners sampled in distinct grid cells
     (``ops.sample_counts``, ``grid_cells``, ``sample_grid_points``, ``angle_sort``).
-    Streams: ``bezier.count``, ``bezier.cells``, ``bezier.points``."""
+    Streams: ``bezier.count``, ``bezier.cells``, ``bezier.points``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "bezier"
     Params = BezierParams
@@ -71,14 +116,18 @@ class Bezier(_BuiltinStage):
             b.salt("bezier.points"),
         )
         seed, scale, raw, active = b.seed, b.scale, b.raw, b.active
+        tmp = b.scratch("repair", wp.vec2, E * mx) if p.repair else None
+        chain = _rk._smooth_chain_k if p.repair else _k._bezier_chain_k
 
         def enqueue(ctx: Any) -> None:
             ops.sample_counts(ctx, seed, s_count, p.min_corners, p.max_corners, counts)
             ops.grid_cells(ctx, seed, s_cells, counts, g, perm, cells, mx)
             ops.sample_grid_points(ctx, seed, s_pts, cells, counts, g, p.jitter, scale, corners, mx)
             ops.angle_sort(ctx, corners, counts, mx)
+            if tmp is not None:
+                _repair(ctx, b, p, corners, counts, mx, tmp)
             ctx.launch(
-                _k._bezier_chain_k,
+                chain,
                 E * raw,
                 [corners, counts, mx, samples, p.tension, active, raw, xy, count, valid],
             )
@@ -99,12 +148,20 @@ class HullParams(Params):
         unit="x edge",
         doc="midpoint displacement along the edge normal (x edge length)",
     )
+    repair: bool = _switch()
+    spacing: float = _spacing()
+    corner_radius: float = _corner_radius()
 
 
 class Hull(_BuiltinStage):
     """``hull``: the convex hull of random points, a displaced midpoint on every edge, joined
     by a closed Catmull-Rom spline. Streams: ``hull.count``, ``hull.cells``, ``hull.points``,
-    ``hull.displace``."""
+    ``hull.displace``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "hull"
     Params = HullParams
@@ -139,6 +196,7 @@ class Hull(_BuiltinStage):
         ctrl = b.scratch("ctrl", wp.vec2, E * kmax)
         ctrl_count = b.scratch("ctrl_count", wp.int32, E)
         salts = [b.salt(s) for s in ("hull.count", "hull.cells", "hull.points", "hull.displace")]
+        tmp = b.scratch("repair", wp.vec2, E * kmax) if p.repair else None
         seed, scale, raw, active = b.seed, b.scale, b.raw, b.active
 
         def enqueue(ctx: Any) -> None:
@@ -162,9 +220,13 @@ class Hull(_BuiltinStage):
                     valid,
                 ],
             )
-            ctx.launch(
-                _k._closed_cr_k, E * raw, [ctrl, ctrl_count, kmax, samples, active, raw, xy, count]
-            )
+            if tmp is None:
+                a2 = [ctrl, ctrl_count, kmax, samples, active, raw, xy, count]
+                ctx.launch(_k._closed_cr_k, E * raw, a2)
+                return
+            _repair(ctx, b, p, ctrl, ctrl_count, kmax, tmp)
+            a2 = [ctrl, ctrl_count, kmax, samples, 1.0, active, raw, xy, count, valid]
+            ctx.launch(_rk._smooth_chain_k, E * raw, a2)
 
         return enqueue
 
@@ -191,12 +253,20 @@ class VoronoiParams(Params):
     ring_samples: int = Field(
         64, bounds=(12, 256), unit="points", doc="points of the ring tested for their cell"
     )
+    repair: bool = _switch()
+    spacing: float = _spacing()
+    corner_radius: float = _corner_radius()
 
 
 class Voronoi(_BuiltinStage):
     """``voronoi``: walks a wobbly ring through a jittered-grid Voronoi diagram and joins the
     sites of the cells it crosses, in order, by a closed Catmull-Rom spline.
-    Streams: ``voronoi.sites``, ``voronoi.ring``."""
+    Streams: ``voronoi.sites``, ``voronoi.ring``.
+
+    With ``repair`` (the default) the control polygon is repaired before the spline (close
+    points merged, tight corners pulled in, handles clamped: ``_repair_kernels``), so that
+    nearly every track passes the default validity; ``repair=False`` gives the 0.1 tracks.
+    """
 
     name = "voronoi"
     Params = VoronoiParams
@@ -226,11 +296,18 @@ class Voronoi(_BuiltinStage):
             ctrl_count,
             valid,
         ]
-        a2 = [ctrl, ctrl_count, m, samples, b.active, b.raw, xy, count]
         raw = b.raw
+        tmp = b.scratch("repair", wp.vec2, E * m) if p.repair else None
+        if tmp is None:
+            a2 = [ctrl, ctrl_count, m, samples, b.active, raw, xy, count]
+        else:
+            a2 = [ctrl, ctrl_count, m, samples, 1.0, b.active, raw, xy, count, valid]
+        chain = _k._closed_cr_k if tmp is None else _rk._smooth_chain_k
 
         def enqueue(ctx: Any) -> None:
             ctx.launch(_k._voronoi_sites_k, E, a1)
-            ctx.launch(_k._closed_cr_k, E * raw, a2)
+            if tmp is not None:
+                _repair(ctx, b, p, ctrl, ctrl_count, m, tmp)
+            ctx.launch(chain, E * raw, a2)
 
         return enqueue
