@@ -278,12 +278,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
 #: free functions that still work over another module's class's private attributes, in
 #: modules other work is changing; the test fails when this list and what it finds differ
 #: (fixed: remove it here)
-NOT_YET_PRIVATE: dict[tuple[str, str], str] = {
-    ("columns", "_class_count"): "Count._text",
-    ("track_gen.metrics", "enqueue"): "TrackResult._metric_arrays",
-    ("track_gen.racing", "_inputs"): "TrackResult._metric_arrays",
-    ("track_gen.sweep", "sweep"): "TrackGenerator._override",
-}
+NOT_YET_PRIVATE: dict[tuple[str, str], str] = {}
 
 
 def _private(name: str) -> bool:
