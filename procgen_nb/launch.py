@@ -249,6 +249,12 @@ class LaunchContext:
     def _eager(self) -> bool:
         return self.eager_cpu and not self._wp_device.is_cuda
 
+    @property
+    def runs_eagerly(self) -> bool:
+        """True when a recording's replay runs its body eagerly instead (``eager_cpu`` on a
+        CPU device; a CUDA device always replays its graph)."""
+        return self._eager()
+
     # -- emitting -----------------------------------------------------------------
     def launch(
         self,

@@ -279,15 +279,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
 #: functions and methods that still work over another module's class's private attributes, in
 #: modules other work is changing; the test fails when this list and what it finds differ
 #: (fixed: remove it here)
-NOT_YET_PRIVATE: dict[tuple[str, str], str] = {
-    ("gym._vector", "CarRacingVector.reset"): "CarRacing._track_args, CarRacing._next",
-    ("lua._tables", "_Tables._handle_table"): "Handle._origin",
-    ("lua.result", "CallResult.release"): "Handle._origin",
-    ("track_gen._steps", "_StepBuilder._build_validity"): "TrackResult._crossings, "
-    "TrackResult._count_crossings",
-    ("track_gen._threads", "_ThreadSplit.run"): "TrackGenerator._run",
-    ("track_gen.pipeline", "TrackGenerator._run"): "LaunchContext._eager",
-}
+NOT_YET_PRIVATE: dict[tuple[str, str], str] = {}
 
 
 def _private(name: str) -> bool:

@@ -462,7 +462,7 @@ def test_a_lua_handle_is_released_with_the_result(lua):
     with cook_scope(scope_for(lua)):
         out = cpu.call(fn=MAKE, args=["a"], returns=["Handle"])
     h = out["values"][0]
-    assert isinstance(h, Handle) and not h.released
+    assert isinstance(h, Handle) and not h.released and h.origin == "lua"
     assert out.handles == [h]
     out.release()
     assert h.released and h.value is None
@@ -491,6 +491,7 @@ def test_a_handle_passed_back_to_lua_is_the_same_handle(lua):
 def test_a_python_handle_comes_back_and_stays_its_owners(lua):
     freed = []
     h = Handle("gpu-resource", lambda: freed.append(1), name="res")
+    assert h.origin == "py" and repr(h) == "Handle(res, py)"
     with cook_scope(scope_for(lua)):
         out = cpu.call(fn="function(h) return h end", args=[h], returns=["Handle"])
     assert out["values"] == [h] and out["values"][0].value == "gpu-resource"

@@ -48,7 +48,7 @@ class _Tables:
         return col
 
     def _handle_table(self, h: Handle) -> Any:
-        if h._origin == "lua" and getattr(h, "_lua_table", None) is not None:
+        if h.origin == "lua" and getattr(h, "_lua_table", None) is not None:
             return h._lua_table
         self._py_handles[h.id] = h
         return self._helpers.new_handle(None, None, h.id)

@@ -160,6 +160,12 @@ class Handle:
         return None if self.released else self._value
 
     @property
+    def origin(self) -> str:
+        """Who made the handle: ``"py"`` (``Handle(...)``) or ``"lua"`` (a Lua call's
+        ``handle(value, release)``; the call's result releases it)."""
+        return self._origin
+
+    @property
     def released(self) -> bool:
         """True once the handle was released."""
         return not self._finalizer.alive

@@ -206,7 +206,11 @@ class TrackGenerator(_Pipeline, _StepBuilder):
             return None
         if self._override is not None or isinstance(self.stage, _SpecStage):
             return None
-        return _ThreadSplit.build(cfg, lambda offset, c: self._part_of(self, offset, c))
+        return _ThreadSplit.build(
+            cfg,
+            lambda offset, c: self._part_of(self, offset, c),
+            lambda part, mode: part._run(mode),  # a part never splits: the one-thread call
+        )
 
     # -- running ------------------------------------------------------------------------------
     def _steps_of(self, mode: str) -> list[_Step]:
@@ -234,7 +238,7 @@ class TrackGenerator(_Pipeline, _StepBuilder):
 
     def _run(self, mode: str, epoch: int | None = None) -> TrackResult:
         logged = logging_open()  # a graph node is cooking: the call joins its recording
-        if self._split is not None and not (self.ctx._eager() or capturing(self.ctx) or logged):
+        if self._split is not None and not (self.ctx.runs_eagerly or capturing(self.ctx) or logged):
             self._called(epoch)
             self._split.run(mode, self.result)  # the parts replay their shares
             return self.result
