@@ -400,6 +400,11 @@ class LaunchContext:
         finally:
             self._host_ok -= 1
 
+    @property
+    def in_host(self) -> bool:
+        """True inside a ``host()`` block (a HOST stage's host work: readbacks allowed)."""
+        return self._host_ok > 0
+
     @contextlib.contextmanager
     def strict(self) -> Iterator[LaunchContext]:
         """Refuses readbacks outside ``host()`` inside the block (a capturable stage's call)."""

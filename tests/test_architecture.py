@@ -271,8 +271,6 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("track_gen.testing", "_closed_loop"): "the same kit, reading the poisoned raw outputs",
     ("track_gen.gates.testing", "check_gate_generator"): "the gate kit: it runs the gate "
     "generator's own enqueue between the pipeline's steps",
-    ("track_gen._kit", "watching"): "the kit's watcher asks whether a readback is inside "
-    "ctx.host() (LaunchContext has no public flag for it)",
     ("ops.transfer", "_read_one"): "a duck-typed protocol method (count arithmetic's "
     "_as_live_count), not state",
 }

@@ -438,3 +438,14 @@ def test_runs_eagerly_is_eager_cpu_on_the_cpu():
     assert ctx.runs_eagerly is False
     ctx.eager_cpu = True
     assert ctx.runs_eagerly is True
+
+
+def test_in_host_is_true_inside_host_blocks_only():
+    ctx = pg.LaunchContext("cpu")
+    assert ctx.in_host is False
+    with ctx.host():
+        assert ctx.in_host is True
+        with ctx.host():  # nested: still inside
+            pass
+        assert ctx.in_host is True
+    assert ctx.in_host is False
