@@ -8,7 +8,8 @@ calls ``update`` with what moved and ``generate(epoch=...)``, and answers the re
 runtime's types: ``xy`` a Vec2 Column, ``valid`` an Int column, ``valid_count`` a live
 count, so the next node compacts the valid envs on the device with nothing read back.
 The node answers its own device copy of them (``_own``): two nodes of one generator, or a
-call outside the graph, never write over a node's output.
+call outside the graph, never write over a node's output. ``node.generator`` is the
+generator or course the node calls.
 """
 
 from __future__ import annotations
@@ -139,7 +140,9 @@ def track_node(tg: Any, name: str | None = None) -> Node:
         _apply(groups, _moves(groups, owner, values))
         return _own(tg.generate(epoch=epoch).columns(), tg.ctx)
 
-    return _node(run, fields, name or f"track_{tg.stage.name}", label, tg.config.epoch)
+    nd = _node(run, fields, name or f"track_{tg.stage.name}", label, tg.config.epoch)
+    nd.generator = tg  # what the node calls: a view rebuilds one env of it alone
+    return nd
 
 
 def course_node(course: Any, restart: Callable[[], None], name: str | None = None) -> Node:
@@ -181,7 +184,9 @@ def course_node(course: Any, restart: Callable[[], None], name: str | None = Non
         _apply(groups, {i: v for i, v in dynamic.items() if v})
         return _own(course.generate(epoch=epoch).columns(), course.ctx)
 
-    return _node(run, fields, name or "course", "Course", course.track.config.epoch)
+    nd = _node(run, fields, name or "course", "Course", course.track.config.epoch)
+    nd.generator = course  # what the node calls: a view rebuilds one env of it alone
+    return nd
 
 
 def _own(cols: Record, ctx: Any) -> Record:

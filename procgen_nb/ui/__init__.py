@@ -14,8 +14,9 @@
   ``save(path)`` and ``explore(target, params=path or dict)``, named presets
   (``Presets``: a folder of such files; ``PresetPicker``: the view's dropdown that
   restores one and its box that saves one), ``pin``/``unpin``/``pinned`` (compare),
-  ``select(i)``/``selected`` (the env clicked: its seed, epoch and code that rebuilds it
-  alone for a track generator or a course), ``result`` (the TrackResult or Course drawn),
+  ``select(i)``/``selected`` (the env clicked: its seed, epoch and ``code()``, which
+  rebuilds it alone for a track generator, a course, or a graph drawing a generator or
+  course node's output: ``selected.alone``), ``result`` (the TrackResult or Course drawn),
   the "racing line" toggle (``track_gen.racing_line`` drawn coloured by speed, the lap
   time on hover), ``play``/``record`` (a field's values in order; a GIF or MP4), and a
   graph's node diagram (its wires, ``graph.edges()``, and each node's state and time in

@@ -278,9 +278,10 @@ class ViewTools:
     def select(self, env: int) -> Selection:
         """Selects env ``env`` of the picture (what a click on it does): ``selected`` holds
         its index, seed, epoch and the code that rebuilds exactly that one track (a track
-        generator's or a course's: ``selected.alone``). A graph has no one seed (None) and
-        the epoch of its one generator node's ``epoch`` parameter; its code cooks the
-        graph and names the env.
+        generator's, a course's, or a graph's whose output drawn is a generator or course
+        node's: ``selected.alone``). A graph drawing a node after its generator has no
+        seed for the env (None) and its generator node's epoch; its code cooks the graph
+        and names the env and the nodes between (``GraphTarget.select``).
 
         Raises:
             ParamsError: for an index outside the envs drawn.

@@ -109,7 +109,8 @@ class Target(abc.ABC):
     def select(self, params: Params, env: int) -> tuple[int | None, int | None, str]:
         """Returns (seed, epoch, code) of env ``env`` of a cook of ``params``: the code
         cooks ``params`` and names that env (a target that can rebuild one env alone sets
-        ``alone`` and says so: ``TrackTarget``, ``CourseTarget``)."""
+        ``alone`` and says so: ``TrackTarget``, ``CourseTarget``, ``GraphTarget`` for a
+        generator node's env)."""
         return None, None, self.code(params) + f"# the env you clicked: index {env} of the batch\n"
 
     def racing(self, params: Params) -> dict[str, Any] | None:

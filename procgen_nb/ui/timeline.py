@@ -39,7 +39,8 @@ class Selection:
         seed: the seed that env is generated with (None when the target has none).
         epoch: its epoch (None when the target has none).
         valid: whether it is valid (None when the frame does not say).
-        alone: whether ``code()`` makes that env alone (a track generator's, a course's).
+        alone: whether ``code()`` makes that env alone (a track generator's, a course's,
+            a graph's generator or course node's).
     """
 
     env: int
