@@ -230,7 +230,7 @@ def _class_count(value: Any, dom: Domain) -> Any:
         if cap is None:
             raise BindingError(
                 f"{where}: expected count arithmetic that only grows with its counts (a live "
-                f"count carries its capacity), got {value._text()} (it subtracts: read it with "
+                f"count carries its capacity), got {value.text} (it subtracts: read it with "
                 "count(...).read() or bound it with device.bound(value, capacity=...))"
             )
     else:

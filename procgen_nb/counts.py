@@ -285,6 +285,12 @@ class Count:
     def __repr__(self) -> str:
         return f"Count({self._text()}, grows={self.grows}, capacity={self.capacity})"
 
+    @property
+    def text(self) -> str:
+        """The expression as text: numbers, ``<count cap C>`` for a live count,
+        ``(a + b)``, ``(a - b)``, ``(a * b)``, ``min(a, b)``, ``max(a, b)``."""
+        return self._text()
+
     def _text(self) -> str:
         if self._op == CONST:
             return str(self._const)

@@ -196,12 +196,22 @@ class LaunchContext:
         eager_cpu: on the CPU, recordings run their body eagerly at each replay instead
             (the 0.1 interface's behaviour for track calls; False records and replays, measured
             faster). An attribute: setting it later applies to recordings already made.
+        quiet: True leaves this context's launches, copies, fills and replays out of the
+            traffic counters (the share of a split call: the caller counts the call once);
+            read it as ``quiet``.
 
     Raises:
-        ParamsError: an ``eager_cpu`` other than True, False, 1 or 0.
+        ParamsError: an ``eager_cpu`` or a ``quiet`` other than True, False, 1 or 0.
     """
 
-    def __init__(self, device: str | None = None, stream: Any = None, eager_cpu: bool = False):
+    def __init__(
+        self,
+        device: str | None = None,
+        stream: Any = None,
+        eager_cpu: bool = False,
+        quiet: bool = False,
+    ):
+        quiet = check_eager_cpu("LaunchContext quiet", quiet)
         _init_warp()
         self.device = resolve_device(device)
         self._wp_device = wp.get_device(self.device)
@@ -214,7 +224,14 @@ class LaunchContext:
         self.eager_cpu = eager_cpu
         #: a quiet context's launches, copies, fills and replays are not counted in the
         #: traffic counters (the share of a split call: the caller counts the call once)
-        self._quiet = False
+        self._quiet = quiet
+
+    @property
+    def quiet(self) -> bool:
+        """True when this context's launches, copies, fills and replays are left out of the
+        traffic counters (the constructor's ``quiet``; a recording's replay inside a
+        caller's capture is quiet for its duration too)."""
+        return self._quiet
 
     @property
     def eager_cpu(self) -> bool:
@@ -231,6 +248,12 @@ class LaunchContext:
 
     def _eager(self) -> bool:
         return self.eager_cpu and not self._wp_device.is_cuda
+
+    @property
+    def runs_eagerly(self) -> bool:
+        """True when a recording's replay runs its body eagerly instead (``eager_cpu`` on a
+        CPU device; a CUDA device always replays its graph)."""
+        return self._eager()
 
     # -- emitting -----------------------------------------------------------------
     def launch(
@@ -376,6 +399,11 @@ class LaunchContext:
             yield self
         finally:
             self._host_ok -= 1
+
+    @property
+    def in_host(self) -> bool:
+        """True inside a ``host()`` block (a HOST stage's host work: readbacks allowed)."""
+        return self._host_ok > 0
 
     @contextlib.contextmanager
     def strict(self) -> Iterator[LaunchContext]:

@@ -63,6 +63,15 @@ def test_subtracting_counts_are_read_back(a, b):
     assert not (ca * -1).grows and not (1000 - ca).grows
 
 
+def test_a_count_reads_as_its_expression():
+    ca, cb = _word(3, 10), _word(1, 4)
+    assert (ca - 3).text == "(<count cap 10> - 3)"
+    assert (2 * ca).text == "(2 * <count cap 10>)"  # the swapped operand stays first
+    assert count_min(ca + cb, 8).text == "min((<count cap 10> + <count cap 4>), 8)"
+    assert count_max(ca, cb * 2).text == "max(<count cap 10>, (<count cap 4> * 2))"
+    assert repr(ca - cb).startswith("Count((<count cap 10> - <count cap 4>), grows=False")
+
+
 def test_count_refuses_what_is_no_count():
     with pytest.raises(BindingError, match=r"count\(value\): expected a live count"):
         count("seven")

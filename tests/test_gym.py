@@ -97,6 +97,26 @@ def test_custom_widths_and_steps():
     e.close()
 
 
+def test_a_handed_track_is_taken_once_by_a_reset_that_asks_for_its_seed_or_none(env):
+    e = env.unwrapped
+    [t7, t8] = e.make_tracks([7, 8])
+    single = gym.make(pgym.ENV_ID, **KW)
+    single.reset(seed=7)
+    assert np.array_equal(t7.xy, single.unwrapped.procgen_track.xy)  # one call's = alone
+    single.close()
+    e.hand_track(8, t8)
+    env.reset(seed=8)
+    assert e.track_seed == 8 and e.procgen_track is t8
+    e.hand_track(8, t8)
+    env.reset()  # no seed of its own: the handed track
+    assert e.procgen_track is t8
+    env.reset(seed=8)  # taken once: made again
+    assert e.procgen_track is not t8 and np.array_equal(e.procgen_track.xy, t8.xy)
+    e.hand_track(8, t8)
+    env.reset(seed=7)  # another seed: its own track
+    assert e.track_seed == 7 and e.procgen_track is not t8
+
+
 def test_module_prefixed_id():
     e = gym.make("procgen_nb.gym:procgen_nb/CarRacing-v0", **KW)
     assert isinstance(e.unwrapped, pgym.CarRacing)

@@ -462,7 +462,10 @@ def test_a_lua_handle_is_released_with_the_result(lua):
     with cook_scope(scope_for(lua)):
         out = cpu.call(fn=MAKE, args=["a"], returns=["Handle"])
     h = out["values"][0]
-    assert isinstance(h, Handle) and not h.released
+    assert isinstance(h, Handle) and not h.released and h.origin == "lua"
+    assert h.lua_table is not None
+    # handed back, Lua sees its own table (its own id), not a Python handle's wrapper
+    assert lua.call("function(h) return tostring(h) end", [h]) == [f"Handle({h.name[3:]})"]
     assert out.handles == [h]
     out.release()
     assert h.released and h.value is None
@@ -491,6 +494,7 @@ def test_a_handle_passed_back_to_lua_is_the_same_handle(lua):
 def test_a_python_handle_comes_back_and_stays_its_owners(lua):
     freed = []
     h = Handle("gpu-resource", lambda: freed.append(1), name="res")
+    assert h.origin == "py" and repr(h) == "Handle(res, py)" and h.lua_table is None
     with cook_scope(scope_for(lua)):
         out = cpu.call(fn="function(h) return h end", args=[h], returns=["Handle"])
     assert out["values"] == [h] and out["values"][0].value == "gpu-resource"

@@ -405,3 +405,47 @@ def test_a_split_generator_in_a_node_replays_as_one_thread_would(monkeypatch):
     assert not ref._parts
     ref.generate(epoch=7)
     assert tg.result.fingerprint() == ref.result.fingerprint()
+
+
+# -- a quiet context, an eager one -------------------------------------------------------
+def test_a_quiet_context_leaves_its_work_out_of_the_traffic_counters():
+    loud, quiet = pg.LaunchContext("cpu"), pg.LaunchContext("cpu", quiet=True)
+    assert quiet.quiet is True and loud.quiet is False
+    a, b = loud.zeros(4, wp.int32), loud.zeros(4, wp.int32)
+    before = pg.traffic()
+    quiet.fill(a, 3)
+    quiet.copy(b, a)
+    spent = pg.traffic() - before
+    assert (spent.fills, spent.copies) == (0, 0)
+    assert b.numpy().tolist() == [3, 3, 3, 3]  # the work ran, uncounted
+    before = pg.traffic()
+    loud.fill(a, 5)
+    loud.copy(b, a)
+    spent = pg.traffic() - before
+    assert (spent.fills, spent.copies) == (1, 1)
+
+
+@pytest.mark.parametrize("bad", ["yes", 2, None])
+def test_launch_context_refuses_a_quiet_that_is_not_a_flag(bad):
+    with pytest.raises(
+        pg.ParamsError, match=rf"LaunchContext quiet: expected True or False, got {bad!r}"
+    ):
+        pg.LaunchContext("cpu", quiet=bad)
+
+
+def test_runs_eagerly_is_eager_cpu_on_the_cpu():
+    ctx = pg.LaunchContext("cpu")
+    assert ctx.runs_eagerly is False
+    ctx.eager_cpu = True
+    assert ctx.runs_eagerly is True
+
+
+def test_in_host_is_true_inside_host_blocks_only():
+    ctx = pg.LaunchContext("cpu")
+    assert ctx.in_host is False
+    with ctx.host():
+        assert ctx.in_host is True
+        with ctx.host():  # nested: still inside
+            pass
+        assert ctx.in_host is True
+    assert ctx.in_host is False

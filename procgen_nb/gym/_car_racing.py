@@ -126,6 +126,16 @@ class CarRacing(_cr.CarRacing):
         self.procgen_track: _export.Track | None = None
         self._next: tuple[int, _export.Track] | None = None  # handed over by the vector env
 
+    def make_tracks(self, seeds: list[int]) -> list[_export.Track]:
+        """The tracks of ``seeds`` (ints in [0, 2**31)), made in one generator call with
+        this env's generator arguments (``CarRacingVector`` makes its envs' tracks so)."""
+        return make_generator(seeds, **self._track_args)[1]
+
+    def hand_track(self, seed: int, track: _export.Track) -> None:
+        """Hands the env ``track``, the track of ``seed``: its next reset takes it when it
+        asks for ``seed`` or for no seed of its own (once; a later reset makes its own)."""
+        self._next = (seed, track)
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Resets onto the track of ``options["track_seed"]``, else of ``seed``, else of a
         seed drawn from the env's generator."""

@@ -9,7 +9,7 @@ from gymnasium.vector import SyncVectorEnv
 from gymnasium.wrappers import TimeLimit
 
 from ..errors import ParamsError
-from ._car_racing import CarRacing, make_generator
+from ._car_racing import CarRacing
 
 
 class CarRacingVector(SyncVectorEnv):
@@ -59,11 +59,10 @@ class CarRacingVector(SyncVectorEnv):
                 int(s) % (1 << 31) if s is not None else int(rng.integers(0, 1 << 31)) for s in seed
             ]
             gym_seeds = list(seed)
-        env0 = self.envs[0].unwrapped
-        _, tracks = make_generator(seeds, **env0._track_args)
+        tracks = self.envs[0].unwrapped.make_tracks(seeds)
         self.generator_calls += 1
         for env, s, t in zip(self.envs, seeds, tracks, strict=True):
-            env.unwrapped._next = (s, t)
+            env.unwrapped.hand_track(s, t)
         # an env reset without a seed of its own takes the track handed to it
         return super().reset(seed=gym_seeds, options=options)
 

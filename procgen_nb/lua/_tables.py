@@ -48,8 +48,8 @@ class _Tables:
         return col
 
     def _handle_table(self, h: Handle) -> Any:
-        if h._origin == "lua" and getattr(h, "_lua_table", None) is not None:
-            return h._lua_table
+        if h.origin == "lua" and h.lua_table is not None:
+            return h.lua_table
         self._py_handles[h.id] = h
         return self._helpers.new_handle(None, None, h.id)
 
@@ -65,8 +65,7 @@ class _Tables:
         h = self._lua_handles.get(hid)
         if h is None:
             release = _LuaRelease(weakref.ref(self), table)
-            h = _lua_handle(value, release, f"lua{hid}")
-            h._lua_table = table
+            h = _lua_handle(value, release, f"lua{hid}", table)
             self._lua_handles[hid] = h
         return h
 

@@ -19,7 +19,7 @@ class CallResult(Record):
     def release(self) -> None:
         """Releases every Handle the call made among ``values`` (each at most once)."""
         for h in iter_handles(self.get("values", [])):
-            if h._origin == "lua":
+            if h.origin == "lua":
                 h.release()
 
     @property

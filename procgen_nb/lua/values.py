@@ -151,6 +151,7 @@ class Handle:
         self.name = name or f"handle{self.id}"
         self._value = resource
         self._origin = "py"
+        self._lua_table: Any = None  # a Lua-made handle's own Lua table (``_lua_handle``)
         self._finalizer = weakref.finalize(self, _run_release, release)
         self._finalizer.atexit = False
 
@@ -158,6 +159,18 @@ class Handle:
     def value(self) -> Any:
         """The resource, or None once released."""
         return None if self.released else self._value
+
+    @property
+    def origin(self) -> str:
+        """Who made the handle: ``"py"`` (``Handle(...)``) or ``"lua"`` (a Lua call's
+        ``handle(value, release)``; the call's result releases it)."""
+        return self._origin
+
+    @property
+    def lua_table(self) -> Any:
+        """The Lua table that stands for a handle a Lua call made (a Lua state hands it
+        back to Lua as itself); None for a Python handle."""
+        return self._lua_table
 
     @property
     def released(self) -> bool:
@@ -201,10 +214,12 @@ class BufferRef:
     column: Column = dataclasses.field(repr=False, compare=False)
 
 
-def _lua_handle(value: Any, release: Callable[[], Any], name: str) -> Handle:
-    """Returns a Handle for a Lua-side resource (its release runs in the Lua state)."""
+def _lua_handle(value: Any, release: Callable[[], Any], name: str, table: Any = None) -> Handle:
+    """Returns a Handle for a Lua-side resource (its release runs in the Lua state),
+    ``table`` the Lua table that stands for it."""
     h = Handle(value, release, name)
     h._origin = "lua"
+    h._lua_table = table
     return h
 
 

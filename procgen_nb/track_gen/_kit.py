@@ -140,7 +140,7 @@ def watching(device: str, ctx: Any = None) -> Iterator[Watch]:
 
     def numpy(self: Any, *a: Any, **k: Any) -> Any:
         w.readbacks += 1
-        if ctx is not None and not ctx._host_ok:
+        if ctx is not None and not ctx.in_host:
             w.unhosted += 1
         return orig_numpy(self, *a, **k)
 

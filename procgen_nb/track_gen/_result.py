@@ -61,6 +61,22 @@ class TrackResult:
     #: the ``[E*N]`` env index of each point, made once (``geometry()``)
     _env_index: wp.array | None = dataclasses.field(repr=False, compare=False, default=None)
 
+    @property
+    def metric_scratch(self) -> dict[str, Any]:
+        """The device scratch that ``metrics.enqueue`` and ``racing.racing_line`` keep for
+        this result, by key: made at their first call over it, reused by the later ones
+        (the same dict every time; it is not part of the result's equality)."""
+        return self._metric_arrays
+
+    def count_crossings_with(self, count: Callable[[], None]) -> wp.array:
+        """Makes every later read of ``crossings`` launch ``count`` first, and returns the
+        crossings array itself (nothing launched), for the stage that writes it.
+
+        The pipeline's validity stage stops at an env's first crossing; ``count`` writes
+        the full counts of the envs found crossing into the same array."""
+        self._count_crossings = count
+        return self._crossings
+
     def __getitem__(self, name: str) -> wp.array:
         if name in self.attributes:
             return self.attributes[name]

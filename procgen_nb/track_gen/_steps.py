@@ -177,10 +177,18 @@ class _StepBuilder:
         get = self._param_buffer("validity", ValidityParams, vp)
         min_r, width = get("min_turn_radius"), get("track_width")
         res, grid = self.result, self._grid
+        # the arrays, not the generator or the result: a result kept alone does not keep
+        # its generator alive, and neither is left in a reference cycle by this closure
+        ctx, xy, reason = self.ctx, res.xy, res.reason
+
+        def count_crossings() -> None:
+            count_crossing_envs(ctx, xy, E, N, reason, crossings, grid)
+
+        # reading res.crossings counts the crossing envs in full (count_crossings)
+        crossings = res.count_crossings_with(count_crossings)
 
         def run(ctx: Any) -> None:
-            # validity only asks "is there a crossing?": the search stops at the first one;
-            # reading res.crossings counts the crossing envs in full (_count_crossings)
+            # validity only asks "is there a crossing?": the search stops at the first one
             ops.check_tracks(
                 ctx,
                 res.xy,
@@ -191,7 +199,7 @@ class _StepBuilder:
                 width,
                 res.valid,
                 res.reason,
-                res._crossings,
+                crossings,
                 res.turning,
                 self._active,
                 self._gen_valid,
@@ -199,14 +207,6 @@ class _StepBuilder:
             )
             ctx.launch(_k._count_k, 1, [res.valid, E, res.valid_count])
 
-        # the arrays, not the generator or the result: a result kept alone does not keep
-        # its generator alive, and neither is left in a reference cycle by this closure
-        ctx, xy, reason, crossings = self.ctx, res.xy, res.reason, res._crossings
-
-        def count_crossings() -> None:
-            count_crossing_envs(ctx, xy, E, N, reason, crossings, grid)
-
-        res._count_crossings = count_crossings
         self._steps.append(_Step("validity", CaptureClass.GRAPH, run))
         if vp.road_overlap:
             width_now = lambda: self.config.validity.track_width  # noqa: E731 (update() moves it)

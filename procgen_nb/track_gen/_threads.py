@@ -191,14 +191,20 @@ class _ThreadSplit:
     Args:
         parts: the parts, in env order: generators over contiguous shares of the envs whose
             arrays are views of the caller's (``TrackGenerator._part_of``).
+        run_part: ``(part, mode) -> None``: runs the call ``mode`` as one part (the
+            generator's own one-thread call).
     """
 
-    def __init__(self, parts: list[Any]):
+    def __init__(self, parts: list[Any], run_part: Callable[[Any, str], Any]):
         self.parts = parts
+        self._run_part = run_part
 
     @classmethod
     def build(
-        cls, cfg: TrackGenConfig, make_part: Callable[[int, TrackGenConfig], Any]
+        cls,
+        cfg: TrackGenConfig,
+        make_part: Callable[[int, TrackGenConfig], Any],
+        run_part: Callable[[Any, str], Any],
     ) -> _ThreadSplit | None:
         """One part per worker thread over a contiguous share of the envs, when each of
         ``threads_wanted()`` threads gets at least ``MIN_ENVS_PER_THREAD`` envs and
@@ -209,6 +215,7 @@ class _ThreadSplit:
             cfg: the caller's resolved config.
             make_part: ``(offset, config) -> part``, ``config`` the share's (its envs and
                 their seeds).
+            run_part: ``(part, mode) -> None``, a part's one-thread call (``run`` calls it).
         """
         E = cfg.num_envs
         T = threads_for(E, cfg.num_points)
@@ -221,28 +228,28 @@ class _ThreadSplit:
             c = copy.copy(cfg)
             c.num_envs, c.env_seeds = b - a, seeds[a:b]
             parts.append(make_part(a, c))
-        return cls(parts)
+        return cls(parts, run_part)
 
     def run(self, mode: str, result: Any) -> None:
-        """Runs the call ``mode`` as the parts (``_run(mode)`` each), then counts the valid
+        """Runs the call ``mode`` as the parts (``run_part`` each), then counts the valid
         envs of ``result`` into its ``valid_count``.
 
         The first part runs in this thread, the others in the shared pool, each in a copy of
         this thread's context (so traffic collectors count them). Every part is waited for
         before an error is raised: the first failed part's (see ``_part_error``).
         """
-        parts = self.parts
+        parts, run_part = self.parts, self._run_part
         errors: list[tuple[int, BaseException]] = []
         recorded = mode not in parts[0].recordings
         if not all(mode in p.recordings for p in parts):
             for i, p in enumerate(parts):  # a first call records: one part after the other
                 try:
-                    p._run(mode)
+                    run_part(p, mode)
                 except BaseException as exc:  # noqa: BLE001  (raised below, after the others)
                     errors.append((i, exc))
                     break
         else:
-            errors = run_side_by_side([lambda p=p: p._run(mode) for p in parts])
+            errors = run_side_by_side([lambda p=p: run_part(p, mode) for p in parts])
         if errors:
             i, exc = errors[0]
             raise _part_error(i, exc)

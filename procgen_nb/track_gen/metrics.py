@@ -177,7 +177,7 @@ def enqueue(
             f"metrics result: expected a TrackResult from a generator, got {result!r}"
         )
     E, N = result.num_envs, result.num_points
-    cache = result._metric_arrays
+    cache = result.metric_scratch
     s = cache.get("scratch")
     if s is None:
         s = cache["scratch"] = _Scratch(ctx.device, E, N)

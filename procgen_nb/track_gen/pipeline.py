@@ -102,12 +102,21 @@ class TrackGenerator(_Pipeline, _StepBuilder):
         quiet (the caller counts a split call as the call it splits); it makes no warm-up
         (the parent's wrote every share) and never splits."""
         part = cls.__new__(cls)
-        part.ctx = LaunchContext(parent.ctx.device)
-        part.ctx._quiet = True
+        part.ctx = LaunchContext(parent.ctx.device, quiet=True)
         part._override = None
         part._share = (parent, int(offset))
         part._setup(config)
         return part
+
+    def with_config(self, config: TrackGenConfig) -> TrackGenerator:
+        """A new generator over ``config``, on a new context on ``config.device``, that runs
+        what this one runs: the Stage or GeneratorSpec given as its ``generator`` (else
+        ``config.generator`` from the registry, as any generator).
+
+        Raises:
+            GeneratorError, ParamsError: as the constructor.
+        """
+        return TrackGenerator(config, generator=self._override)
 
     # -- construction --------------------------------------------------------------------
     def _setup(self, config: TrackGenConfig) -> None:
@@ -197,7 +206,11 @@ class TrackGenerator(_Pipeline, _StepBuilder):
             return None
         if self._override is not None or isinstance(self.stage, _SpecStage):
             return None
-        return _ThreadSplit.build(cfg, lambda offset, c: self._part_of(self, offset, c))
+        return _ThreadSplit.build(
+            cfg,
+            lambda offset, c: self._part_of(self, offset, c),
+            lambda part, mode: part._run(mode),  # a part never splits: the one-thread call
+        )
 
     # -- running ------------------------------------------------------------------------------
     def _steps_of(self, mode: str) -> list[_Step]:
@@ -225,7 +238,7 @@ class TrackGenerator(_Pipeline, _StepBuilder):
 
     def _run(self, mode: str, epoch: int | None = None) -> TrackResult:
         logged = logging_open()  # a graph node is cooking: the call joins its recording
-        if self._split is not None and not (self.ctx._eager() or capturing(self.ctx) or logged):
+        if self._split is not None and not (self.ctx.runs_eagerly or capturing(self.ctx) or logged):
             self._called(epoch)
             self._split.run(mode, self.result)  # the parts replay their shares
             return self.result
@@ -347,7 +360,9 @@ class TrackGenerator(_Pipeline, _StepBuilder):
 
     def node(self, name: str | None = None) -> Any:
         """Returns this generator as a graph node: its Params fields and ``epoch`` are the
-        node's parameters (dynamic ones replay), and it answers ``result.columns()``.
+        node's parameters (dynamic ones replay), and it answers its own device copy of
+        ``result.columns()`` (copied on the device with each call, so another node of this
+        generator, or a call outside the graph, never writes over the node's output).
 
         Args:
             name: the node's type name (``track_<generator>`` when None).

@@ -198,7 +198,7 @@ def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: 
         ctx, E, N = res.ctx, res.num_envs, res.num_points
         if N < 8:
             raise ParamsError(f"racing_line points: expected N >= 8 per env, got {N}")
-        cache = res._metric_arrays
+        cache = res.metric_scratch
         if w_right is None and w_left is None and "width_left" in res.attributes:
             return ctx, res.xy, res["width_left"], res["width_right"], E, N, cache
         if w_right is None and w_left is None:

@@ -232,7 +232,7 @@ def sweep(
         gen = generator
         if num_envs is not None and num_envs != gen.config.num_envs:
             cfg = dataclasses.replace(gen.config, num_envs=num_envs, env_seeds=None)
-            gen = TrackGenerator(cfg, generator=gen._override)
+            gen = gen.with_config(cfg)
     else:
         raise ParamsError(
             f"sweep generator: expected a TrackGenerator or a name, got {generator!r}"

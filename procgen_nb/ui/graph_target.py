@@ -348,7 +348,7 @@ def _course_code(
         num_points=tcfg.num_points,
         track_width=course.track_width,
         z_profile=z if course.track.z_profile_params is not None else None,
-        samples=course.track.stage._samples if course.gates_first else 8,
+        samples=course.track.stage.samples if course.gates_first else 8,
         validity=_group(values, f"{key}track_validity_", tcfg.validity),
         scale=tcfg.scale,
         min_gates=gcfg.min_gates,

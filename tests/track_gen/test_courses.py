@@ -191,6 +191,13 @@ def test_gates_first_centerline_runs_through_the_gates():
     assert np.nanmax(lat) < 0.03
 
 
+def test_a_gates_first_centerline_says_its_samples_per_gate():
+    course = build(8, gate_generator="free", num_points=64, seed=8, samples=5, max_gates=12)
+    stage = course.track.stage
+    assert stage.samples == 5
+    assert course.track.raw == 12 * 5  # raw points: max_gates x samples
+
+
 def test_steady_course_reads_nothing_back():
     course = build(32, num_points=64)
     course.generate()

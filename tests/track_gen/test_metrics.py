@@ -367,7 +367,7 @@ def test_a_split_metrics_call_runs_its_shares_here_when_the_pool_is_shut_down(mo
     dead.shutdown()
     monkeypatch.setattr(_threads, "_get_pool", lambda workers: dead)
     got = res.metrics()  # the second call runs the shares side by side
-    assert len(res._metric_arrays["scratch"].shares) == 2
+    assert len(res.metric_scratch["scratch"].shares) == 2
     for name in metrics.METRICS:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 

@@ -247,3 +247,26 @@ def test_lap_metrics_need_racing():
         sweep(gen, {"radius_jitter": [0.1]}, racing=3, progress=False)
     with pytest.raises(ParamsError, match=r"racing_line scale: expected a finite number > 0"):
         sweep(gen, {"radius_jitter": [0.1]}, racing={"scale": 0}, progress=False)
+
+
+def test_with_config_keeps_the_generator_given_in_place_of_the_registry():
+    """``sweep`` resizes a TrackGenerator with ``with_config``: the Stage it was given
+    (here polar, under a config naming bezier) stays; the bytes are polar's."""
+    import dataclasses
+
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+    from procgen_nb.track_gen.plugin import registry
+
+    def cfg(**kw):
+        return TrackGenConfig(**{"num_points": 64, "seed": 3, "device": "cpu", **kw})
+
+    polar = registry.get("generator", "polar")
+    gen = TrackGenerator(cfg(num_envs=8, generator="bezier"), generator=polar)
+    small = gen.with_config(dataclasses.replace(gen.config, num_envs=4, env_seeds=None))
+    assert small.stage.name == "polar" and small.config.num_envs == 4
+    assert small.ctx is not gen.ctx and small.ctx.device == "cpu"
+    want = TrackGenerator(cfg(num_envs=4, generator="polar")).generate().fingerprint()
+    other = TrackGenerator(cfg(num_envs=4, generator="bezier")).generate().fingerprint()
+    assert small.generate().fingerprint() == want != other
+    res = sweep(gen, {"radius_jitter": [0.2]}, num_envs=4, metrics=["length"], progress=False)
+    assert res.num_envs == 4

@@ -60,6 +60,12 @@ class _ThroughGates(Stage):
         self._gates = gates
         self._samples = samples
 
+    @property
+    def samples(self) -> int:
+        """The spline points per gate of the centerline through the gates (``Course``'s
+        ``samples``)."""
+        return self._samples
+
     def raw_points(self, config: Any, params: Any) -> int:
         return self._gates.config.max_gates * self._samples
 
