@@ -27,7 +27,11 @@ raises keeps the previous good outputs (``graph.last``) and names the node and t
 
 Dynamic values (dynamic Fields, ``time``, ``frame``, curves) follow ``procgen_nb.dynamic``:
 what a node computes from one by arithmetic is replayed exactly, anything it reads in
-Python makes it plan again when the value moves. A constant input (a NumPy array, a list,
+Python makes it plan again when the value moves. So do device words a node reads back
+(``Column.numpy()`` inside its body): when a replay would reach what it read (a value it
+depends on moved, or a node upstream of it replays), the cook plans again, and that node
+and the nodes downstream of it run again (a raw ``wp.array.numpy()`` is not seen: read
+through the package's Columns). A constant input (a NumPy array, a list,
 a dict) is keyed by its content: changed in place, it reaches its nodes at the next cook.
 """
 
