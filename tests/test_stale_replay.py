@@ -233,3 +233,41 @@ def test_a_host_reading_node_off_the_moved_branch_is_reused_and_the_graph_replay
     assert (pg.traffic() - before).readbacks == 2  # the two checks above, nothing else
     fresh = _fresh({"tracks.epoch": 1})
     assert {k: v for k, v in _bytes(out).items() if k != "flags"} == fresh
+
+
+def test_a_replay_reports_the_nodes_downstream_of_a_moved_value_replayed():
+    @pg.node
+    def points():
+        return ops.transfer.upload(values={"P": PTS})["columns"]["P"]
+
+    @pg.node(params={"radius": pg.Field(0.5, bounds=(0.0, 2.0), dynamic=True)})
+    def near(points, radius):
+        return ops.device.kernel(
+            kernel=INSIDE,
+            bind={"points": points},
+            domain=points,
+            uniforms={"center": (0, 0), "radius": radius},
+        )["columns"]["flags"]
+
+    @pg.node
+    def moved(near):  # reads its input on the device only: replayed with it
+        every = ops.transfer.upload(values={"i": np.arange(len(near), dtype=np.int32)})
+        return ops.device.kernel(
+            kernel=GATHER,
+            specialize={"TYPE": "i32"},
+            bind={"src": near, "idx": every["columns"]["i"]},
+            domain=len(near),
+        )["columns"]["dst"]
+
+    g = pg.Graph("modes")
+    g.add("points", points)
+    g.add("near", near, points="points")
+    g.add("moved", moved, near="near")
+    g.add("aside", copy_of, flipped="points")
+    g.cook(params={"near.radius": 0.3})
+    plans = cookrun.counts().plans
+    out = g.cook(params={"near.radius": 0.8})
+    assert cookrun.counts().plans == plans
+    modes = {r.name: r.mode for r in out.report.nodes}
+    assert modes == {"points": "reused", "near": "replayed", "moved": "replayed", "aside": "reused"}
+    assert int(out["moved"].numpy().sum()) == _numpy_inside(0.8)
