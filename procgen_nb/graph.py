@@ -27,7 +27,11 @@ raises keeps the previous good outputs (``graph.last``) and names the node and t
 
 Dynamic values (dynamic Fields, ``time``, ``frame``, curves) follow ``procgen_nb.dynamic``:
 what a node computes from one by arithmetic is replayed exactly, anything it reads in
-Python makes it plan again when the value moves. A constant input (a NumPy array, a list,
+Python makes it plan again when the value moves. So do device words a node reads back
+(``Column.numpy()`` inside its body): when a replay would reach what it read (a value it
+depends on moved, or a node upstream of it replays), the cook plans again, and that node
+and the nodes downstream of it run again (a raw ``wp.array.numpy()`` is not seen: read
+through the package's Columns). A constant input (a NumPy array, a list,
 a dict) is keyed by its content: changed in place, it reaches its nodes at the next cook.
 """
 
@@ -46,6 +50,17 @@ from . import cookrun
 from ._derived import derive
 from ._fingerprint import fingerprint
 from ._graph_edges import Edge, GraphEdges
+from ._graph_state import (
+    _MISSING,
+    _digests_moved,
+    _last_of,
+    _release,
+    _same,
+    _stale,
+    _State,
+    host_reads,
+    reached,
+)
 from ._handout import Handouts
 from ._kernel_params import KernelParams
 from ._traffic import Traffic, collect
@@ -69,25 +84,6 @@ class _Instance:
     name: str
     node: Node
     wiring: dict[str, Any]
-
-
-@dataclasses.dataclass
-class _State:
-    key: tuple
-    output: Any
-    version: int
-    probes: list[tuple[Any, Callable[[], Any]]]
-    log: list[tuple] = dataclasses.field(default_factory=list)
-    guards: list[Any] = dataclasses.field(default_factory=list)
-    words: list[Any] = dataclasses.field(default_factory=list)
-    recordable: bool = True
-    #: dynamic keys read in Python (the node plans again when one moves)
-    host: set[str] = dataclasses.field(default_factory=set)
-    #: every dynamic key the output depends on, with the value it was made (or replayed) at
-    deps: dict[str, Any] = dataclasses.field(default_factory=dict)
-    #: (value, probe) of the state the output's arrays hold (a track generator's calls):
-    #: moved, something else wrote them, and the node's recording runs again
-    stale: list[tuple[Any, Callable[[], Any]]] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -312,9 +308,12 @@ class Graph(KernelParams, GraphEdges):
     def _try_replay(self, values: Mapping[str, Any], dyn: dict, time: float, frame: int):
         """Replays the recording when no node has anything new to plan; None otherwise.
 
-        A node plans again when its static key or a digest moved, or when a dynamic value
-        it read in Python moved. Every other dynamic value is an expression the recording
-        evaluates, so the replay gives the bytes of a fresh cook.
+        A node plans again when its static key or a digest moved, when a dynamic value
+        it read in Python moved, or when its body read device words back into Python and
+        the replay reaches it (``_graph_state.reached``: a value it depends on moved,
+        something else wrote its arrays, or a node it reads is reached). Every other
+        dynamic value is an expression the recording evaluates, so the replay gives the
+        bytes of a fresh cook. A reached node reports "replayed", the others "reused".
         """
         rec = self._recording
         if rec is None or any(n not in self._state for n in self._nodes):
@@ -330,8 +329,11 @@ class Graph(KernelParams, GraphEdges):
         moved = {k for k, v in dyn.items() if not _same(rec.values.get(k, _MISSING), v)}
         if any(moved & self._state[n].host for n in self._nodes):
             return None  # a node read a moved value in Python: it plans again
-        stale = {n for n in self._nodes if _stale(self._state[n])}
-        same = not stale and not any(moved & set(self._state[n].deps) for n in self._nodes)
+        wiring = {n: inst.wiring for n, inst in self._nodes.items()}
+        hit = reached(self._nodes, wiring, self._state, moved)
+        if any(self._state[n].reads for n in hit):
+            return None  # a node computed in Python from words a replay may change: it plans
+        same = not hit
         t0 = _time.perf_counter()
         with collect() as counted:
             if not same:
@@ -351,8 +353,7 @@ class Graph(KernelParams, GraphEdges):
         dt = (_time.perf_counter() - t0) * 1000.0
         reports = []
         for n in self._nodes:
-            hit = not same and (n in stale or bool(moved & set(self._state[n].deps)))
-            reports.append(NodeReport(n, not hit, 0.0, Traffic(), replayed=hit))
+            reports.append(NodeReport(n, n not in hit, 0.0, Traffic(), replayed=n in hit))
         first = next((r for r in reports if r.replayed), None)
         if first is not None:  # the replay's traffic and time, once
             first.traffic = counted
@@ -462,6 +463,7 @@ class Graph(KernelParams, GraphEdges):
                 set(tr.host),
                 {k: dyn[k] for k in deps if k in dyn},
                 _last_of(e for e in log if e[0] == "stale"),
+                host_reads(counted.readbacks, len(scope.guards)),
             )
             outputs[name] = result
             events = list(scope.events)
@@ -560,40 +562,3 @@ def _dig(val: Any, key: str, node: str, inp: str, src: str) -> Any:
         f"got no {key!r}",
         node=node,
     )
-
-
-def _release(output: Any) -> None:
-    release = getattr(output, "release", None)
-    if callable(release) and not isinstance(output, type):
-        release()
-
-
-_MISSING = object()
-
-
-def _same(a: Any, b: Any) -> bool:
-    """True when two dynamic values are the same value (of the same type)."""
-    return type(a) is type(b) and (a == b or (a != a and b != b))
-
-
-def _last_of(entries: Any) -> list[tuple[Any, Callable[[], Any]]]:
-    """(value, probe) of each probe's last entry (a node that calls a generator twice is
-    stale only once another call follows its own second one)."""
-    last = {e[2]: e[1] for e in entries}
-    return [(v, probe) for probe, v in last.items()]
-
-
-def _stale(state: _State) -> bool:
-    """True when something else wrote the arrays a node's output holds since it made them."""
-    return any(probe() != value for value, probe in state.stale)
-
-
-def _digests_moved(state: _State) -> bool:
-    """True when a digest answers another value, or fails (the node's cook then refuses)."""
-    for value, probe in state.probes:
-        try:
-            if probe() != value:
-                return True
-        except Exception:  # noqa: BLE001 - re-raised by the node's cook as a CookError
-            return True
-    return False

@@ -6,7 +6,9 @@ an optional call on the same objects that a cell outside the graph makes between
 Every node takes ``up`` (the output of an upstream node, or None) and the dynamic Fields
 ``k`` and ``n``, and returns a dict with ``v`` (a number that travels downstream) and what
 it made. A kind whose objects need a module that may be missing registers only when it
-imports (``register``).
+imports (``register``). ``readback`` and ``track_flip`` read device words back into
+Python (``Column.numpy()``) and upload what they computed: a replay that reaches them
+must run them again.
 
 A live bound states its capacity here: a room a cook measures (a bound with no capacity)
 is never less than an earlier recording of the same cook allotted, so its slots follow
@@ -312,6 +314,25 @@ for _name, _make in (
     register(Kind(_name, _make))
 
 
+# -- a kind that reads device words back into Python (its recording cannot redo that) -----
+def _readback(world):
+    def fn(up, k, n):
+        cols = sorted((key, v) for key, v in (up or {}).items() if isinstance(v, Column))
+        src = cols[0][1] if cols else _write(a=k, flag=n)  # upstream's words, or its own
+        data = src.numpy().astype(np.float64)  # a readback: Python computes from the words
+        v = float(np.round(data.sum(), 3)) if data.size else 0.0
+        out = {"v": v, "dst": _write(a=v)}
+        if data.size:
+            back = np.ascontiguousarray(src.numpy()[::-1])
+            out["back"] = ops.transfer.upload(values={"b": back})["columns"]["b"]
+        return out
+
+    return fn
+
+
+register(Kind("readback", _readback))
+
+
 # -- generator kinds: a track generator and a course called inside a node -----------------
 # Each graph has its own generator (its world); another cell calls the same generator
 # between cooks (``outside``). The node moves the generator's dynamic Params field and its
@@ -392,7 +413,21 @@ def _register_generators() -> None:
 
         return fn
 
+    def track_flip(world):
+        node = world.node()
+
+        def fn(up, k, n):  # the generator's node, its points read back and uploaded flipped
+            values = {p: f.default for p, f in node.Params.fields().items()}
+            values["radius_jitter"] = dynamic.minimum(abs(k) * 0.2 + 0.1, 1.0)
+            values["epoch"] = n % 3
+            xy = node.fn(**values)["xy"].numpy().reshape(4, 32, 2)
+            flipped = np.ascontiguousarray(xy[::-1]).reshape(-1, 2)
+            return {"v": k, "xy": ops.transfer.upload(values={"xy": flipped})["columns"]["xy"]}
+
+        return fn
+
     register(Kind("track", track, lambda w, x: w.generate(epoch=x), track_world))
+    register(Kind("track_flip", track_flip, lambda w, x: w.generate(epoch=x + 2), track_world))
     register(Kind("track_node", track_node, lambda w, x: w.generate(epoch=x + 1), track_world))
     register(Kind("course", course, lambda w, x: w.generate(epoch=x), course_world))
 

@@ -4,7 +4,8 @@ values, each cook equal to the bit to a fresh graph cooked once at the same valu
 The graphs mix the node kinds of ``tests/oracle_nodes.py``: kernel nodes over live counts
 that move (compact, gather, hash_gather, scan, reduce, segmented scan, hash_hook, expand
 sized by a dynamic number) and nodes over dynamic numbers (uniforms, expressions, pure and
-impure calls, curves, reads in Python). Every output is compared whole: each Column's
+impure calls, curves, reads in Python, device words read back into Python and uploaded
+again: ``readback``, ``track_flip``). Every output is compared whole: each Column's
 words past its live count too, each live count, each number. Results kept from earlier
 cooks must still hold their values at the end. A kind with outside calls (a generator
 other cells call too) gets one between cooks, on the long-lived graph's objects.
