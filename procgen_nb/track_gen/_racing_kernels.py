@@ -84,82 +84,72 @@ def _menger_grad(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d):
 
 
 @wp.func
+def _wrap(i: int, n: int) -> int:
+    """``i mod n`` for ``-n <= i < 2n`` (no integer division)."""
+    if i < 0:
+        return i + n
+    if i >= n:
+        return i - n
+    return i
+
+
+@wp.func
+def _points(
+    xy: wp.array(dtype=wp.vec2),
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+):
+    """The line's points ``p_i + al_i n_i`` into ``px``, ``py``."""
+    for i in range(n):
+        j = base + i
+        p = xy[j]
+        px[j] = _F64(p[0]) + al[j] * nx[j]
+        py[j] = _F64(p[1]) + al[j] * ny[j]
+
+
+@wp.func
+def _pt(px: wp.array(dtype=wp.float64), py: wp.array(dtype=wp.float64), j: int) -> wp.vec2d:
+    return wp.vec2d(px[j], py[j])
+
+
+@wp.func
 def _objective(
     xy: wp.array(dtype=wp.vec2),
     nx: wp.array(dtype=wp.float64),
     ny: wp.array(dtype=wp.float64),
     al: wp.array(dtype=wp.float64),
     w: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
     base: int,
     n: int,
 ) -> wp.float64:
+    """``sum w_i kappa_i^2`` of the line with offsets ``al`` (its points left in ``px``,
+    ``py``)."""
+    _points(xy, nx, ny, al, px, py, base, n)
     s = _F64(0.0)
+    q0 = _pt(px, py, base + n - 1)
+    q1 = _pt(px, py, base)
     for i in range(n):
-        k = _menger(
-            _line(xy, nx, ny, al, base, n, i - 1),
-            _line(xy, nx, ny, al, base, n, i),
-            _line(xy, nx, ny, al, base, n, i + 1),
-        )
+        q2 = _pt(px, py, base + _wrap(i + 1, n))
+        k = _menger(q0, q1, q2)
         s += w[base + i] * k * k
+        q0 = q1
+        q1 = q2
     return s
 
 
 @wp.func
-def _mget(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    act: wp.array(dtype=wp.int32),
-    base: int,
-    n: int,
-    i: int,
-    j: int,
-) -> wp.float64:
-    """Entry (i, j) of the normal matrix with the active rows and columns made identity."""
-    if i == j:
-        if act[base + i] != 0:
-            return _F64(1.0)
-        return dd[base + i]
-    if act[base + i] != 0 or act[base + j] != 0:
-        return _F64(0.0)
-    k = (j - i + n) % n
-    if k == 1:
-        return ee[base + i]
-    if k == 2:
-        return ff[base + i]
-    if k == n - 1:
-        return ee[base + j]
-    if k == n - 2:
-        return ff[base + j]
-    return _F64(0.0)
-
-
-@wp.func
-def _apply(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    x: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-    i: int,
-) -> wp.float64:
-    """Row i of the (unmasked) normal matrix times x."""
-    im1 = base + (i - 1 + n) % n
-    im2 = base + (i - 2 + n) % n
-    ip1 = base + (i + 1) % n
-    ip2 = base + (i + 2) % n
-    j = base + i
-    return dd[j] * x[j] + ee[j] * x[ip1] + ee[im1] * x[im1] + ff[j] * x[ip2] + ff[im2] * x[im2]
-
-
-@wp.func
-def _cholesky_solve(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    act: wp.array(dtype=wp.int32),
-    b0: wp.array(dtype=wp.float64),
+def _factor_solve(
+    md: wp.array(dtype=wp.float64),
+    me: wp.array(dtype=wp.float64),
+    mf: wp.array(dtype=wp.float64),
+    idg: wp.array(dtype=wp.float64),
     b1: wp.array(dtype=wp.float64),
     b2: wp.array(dtype=wp.float64),
     tail: wp.array(dtype=wp.float64),
@@ -167,70 +157,113 @@ def _cholesky_solve(
     base: int,
     n: int,
 ):
-    """Solves the masked cyclic pentadiagonal system in place (``x``: rhs in, solution out).
-
-    The factor ``L`` has bands ``b0`` (diagonal), ``b1``, ``b2`` on rows ``< n-2`` and two
-    full tail rows (rows ``n-2``, ``n-1``) in ``tail``."""
+    """Solves the cyclic pentadiagonal system with diagonal ``md``, ``me[i] = M[i, i+1]``
+    and ``mf[i] = M[i, i+2]`` (indices mod n) in place (``x``: rhs in, solution out), by
+    its factor ``M = L D L^T`` (``L`` unit lower triangular): ``1 / D`` in ``idg`` (rows
+    ``< n-2``), ``L[i, i-1]`` in ``b1``, ``L[i, i-2]`` in ``b2``, and the two full tail
+    rows ``n-2``, ``n-1`` of ``L`` in ``tail`` (their diagonal entries ``1 / D``). The
+    tail rows are factored in the same sweep as the band (independent chains side by
+    side)."""
     t0 = 2 * base
     t1 = 2 * base + n
+    r0 = n - 2
+    r1 = n - 1
+    zero = _F64(0.0)
+    u1p = zero  # L[i-1, i-2] D[i-2]
+    id1 = zero  # 1 / D[i-1]
+    id2 = zero  # 1 / D[i-2]
+    a01 = zero  # L[n-2, i-1], L[n-2, i-2]
+    a02 = zero
+    a11 = zero  # L[n-1, i-1], L[n-1, i-2]
+    a12 = zero
+    d0 = md[base + r0]
+    d1 = md[base + r1]
+    cross = me[base + r0]  # M[n-1, n-2], less the sum of L[n-1, k] L[n-2, k] D[k]
     for i in range(n - 2):
-        l2 = _F64(0.0)
-        l1 = _F64(0.0)
+        j = base + i
+        l2 = zero
+        u2 = zero
+        l1 = zero
+        u1 = zero
         if i >= 2:
-            l2 = _mget(dd, ee, ff, act, base, n, i, i - 2) / b0[base + i - 2]
+            u2 = mf[j - 2]
+            l2 = u2 * id2
         if i >= 1:
-            t = _mget(dd, ee, ff, act, base, n, i, i - 1)
-            if i >= 2:
-                t -= l2 * b1[base + i - 1]
-            l1 = t / b0[base + i - 1]
-        dg = _mget(dd, ee, ff, act, base, n, i, i) - l1 * l1 - l2 * l2
-        b0[base + i] = wp.sqrt(wp.max(dg, _TINY))
-        b1[base + i] = l1
-        b2[base + i] = l2
-    for rr in range(2):
-        r = n - 2 + rr
-        tr = t0 + rr * n
-        for j in range(r):
-            t = _mget(dd, ee, ff, act, base, n, r, j)
-            if j < n - 2:
-                if j >= 1:
-                    t -= tail[tr + j - 1] * b1[base + j]
-                if j >= 2:
-                    t -= tail[tr + j - 2] * b2[base + j]
-                tail[tr + j] = t / b0[base + j]
-            else:
-                for k in range(n - 2):
-                    t -= tail[t1 + k] * tail[t0 + k]
-                tail[tr + j] = t / tail[t0 + n - 2]
-        dg = _mget(dd, ee, ff, act, base, n, r, r)
-        for k in range(r):
-            dg -= tail[tr + k] * tail[tr + k]
-        tail[tr + r] = wp.sqrt(wp.max(dg, _TINY))
+            u1 = me[j - 1] - l2 * u1p
+            l1 = u1 * id1
+        idj = _F64(1.0) / wp.max(md[j] - l1 * u1 - l2 * u2, _TINY)
+        idg[j] = idj
+        b1[j] = l1
+        b2[j] = l2
+        # the tail rows' entries M[n-2, i], M[n-1, i]: the wrap at columns 0, 1 and the
+        # band at columns n-4, n-3
+        m0 = zero
+        m1 = zero
+        if i == 0:
+            m0 = mf[base + r0]
+            m1 = me[base + r1]
+        elif i == 1:
+            m1 = mf[base + r1]
+        elif i == n - 4:
+            m0 = mf[j]
+        elif i == n - 3:
+            m0 = me[j]
+            m1 = mf[j]
+        v0 = m0 - a01 * u1 - a02 * u2
+        v1 = m1 - a11 * u1 - a12 * u2
+        w0 = v0 * idj
+        w1 = v1 * idj
+        tail[t0 + i] = w0
+        tail[t1 + i] = w1
+        d0 -= w0 * v0
+        d1 -= w1 * v1
+        cross -= w1 * v0
+        a02 = a01
+        a01 = w0
+        a12 = a11
+        a11 = w1
+        u1p = u1
+        id2 = id1
+        id1 = idj
+    i0 = _F64(1.0) / wp.max(d0, _TINY)
+    lx = cross * i0
+    i1 = _F64(1.0) / wp.max(d1 - lx * cross, _TINY)
+    tail[t0 + r0] = i0
+    tail[t1 + r0] = lx
+    tail[t1 + r1] = i1
     # forward: L y = b
+    y2 = zero
+    y1 = zero
+    s0 = zero
+    s1 = zero
     for i in range(n - 2):
-        t = x[base + i]
-        if i >= 1:
-            t -= b1[base + i] * x[base + i - 1]
-        if i >= 2:
-            t -= b2[base + i] * x[base + i - 2]
-        x[base + i] = t / b0[base + i]
-    for rr in range(2):
-        r = n - 2 + rr
-        tr = t0 + rr * n
-        t = x[base + r]
-        for k in range(r):
-            t -= tail[tr + k] * x[base + k]
-        x[base + r] = t / tail[tr + r]
-    # backward: L^T x = y
-    x[base + n - 1] = x[base + n - 1] / tail[t1 + n - 1]
-    x[base + n - 2] = (x[base + n - 2] - tail[t1 + n - 2] * x[base + n - 1]) / tail[t0 + n - 2]
-    for i in range(n - 3, -1, -1):
-        t = x[base + i] - tail[t0 + i] * x[base + n - 2] - tail[t1 + i] * x[base + n - 1]
+        j = base + i
+        y = x[j] - b1[j] * y1 - b2[j] * y2
+        x[j] = y
+        s0 += tail[t0 + i] * y
+        s1 += tail[t1 + i] * y
+        y2 = y1
+        y1 = y
+    yk = x[base + r0] - s0
+    yl = x[base + r1] - s1 - lx * yk
+    # backward: D L^T x = y
+    xl = yl * i1
+    xk = yk * i0 - lx * xl
+    x[base + r1] = xl
+    x[base + r0] = xk
+    x1 = zero
+    x2 = zero
+    for ii in range(n - 2):
+        i = n - 3 - ii
+        j = base + i
+        t = x[j] * idg[j] - tail[t0 + i] * xk - tail[t1 + i] * xl
         if i + 1 < n - 2:
-            t -= b1[base + i + 1] * x[base + i + 1]
+            t -= b1[j + 1] * x1
         if i + 2 < n - 2:
-            t -= b2[base + i + 2] * x[base + i + 2]
-        x[base + i] = t / b0[base + i]
+            t -= b2[j + 2] * x2
+        x[j] = t
+        x2 = x1
+        x1 = t
 
 
 @wp.kernel
@@ -306,7 +339,12 @@ def _solve_k(
     gg: wp.array(dtype=wp.float64),
     st: wp.array(dtype=wp.float64),
     act: wp.array(dtype=wp.int32),
-    b0: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
+    md: wp.array(dtype=wp.float64),
+    me: wp.array(dtype=wp.float64),
+    mf: wp.array(dtype=wp.float64),
+    ib0: wp.array(dtype=wp.float64),
     b1: wp.array(dtype=wp.float64),
     b2: wp.array(dtype=wp.float64),
     tail: wp.array(dtype=wp.float64),
@@ -321,18 +359,16 @@ def _solve_k(
         objective[e] = _NAN
         return
     lam = _F64(1.0e-3)
-    fcur = _objective(xy, nx, ny, al, w, base, n)
+    fcur = _objective(xy, nx, ny, al, w, px, py, base, n)
     for _it in range(outer):
+        _points(xy, nx, ny, al, px, py, base, n)
         # residuals sqrt(w) kappa and their Jacobian (three entries a row)
         for i in range(n):
-            q0 = _line(xy, nx, ny, al, base, n, i - 1)
-            q1 = _line(xy, nx, ny, al, base, n, i)
-            q2 = _line(xy, nx, ny, al, base, n, i + 1)
             j = base + i
-            jmm = base + (i - 1 + n) % n
-            jpp = base + (i + 1) % n
+            jmm = base + _wrap(i - 1, n)
+            jpp = base + _wrap(i + 1, n)
             s = wp.sqrt(w[j])
-            k, d0, d1, d2 = _menger_grad(q0, q1, q2)
+            k, d0, d1, d2 = _menger_grad(_pt(px, py, jmm), _pt(px, py, j), _pt(px, py, jpp))
             res[j] = s * k
             jm[j] = s * wp.dot(d0, wp.vec2d(nx[jmm], ny[jmm]))
             j0[j] = s * wp.dot(d1, wp.vec2d(nx[j], ny[j]))
@@ -340,8 +376,8 @@ def _solve_k(
         mean = _F64(0.0)
         for k in range(n):
             j = base + k
-            km = base + (k - 1 + n) % n
-            kp = base + (k + 1) % n
+            km = base + _wrap(k - 1, n)
+            kp = base + _wrap(k + 1, n)
             dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
             ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
             ff[j] = jm[kp] * jp[kp]
@@ -356,52 +392,64 @@ def _solve_k(
             changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
             for k in range(n):
                 j = base + k
-                mu = _apply(dd, ee, ff, st, base, n, k) + gg[j]
+                jm1 = base + _wrap(k - 1, n)
+                jm2 = base + _wrap(k - 2, n)
+                jp1 = base + _wrap(k + 1, n)
+                jp2 = base + _wrap(k + 2, n)
+                mu = (
+                    dd[j] * st[j]
+                    + ee[j] * st[jp1]
+                    + ee[jm1] * st[jm1]
+                    + ff[j] * st[jp2]
+                    + ff[jm2] * st[jm2]
+                    + gg[j]
+                )
                 t = st[j] - mu / dd[j]
                 a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
+                c = _F64(0.0)
                 if t < lo[j] - al[j]:
                     a = -1
+                    c = lo[j] - al[j]
                 if t > hi[j] - al[j]:
                     a = 1
+                    c = hi[j] - al[j]
                 if a != act[j]:
                     changed = 1
                 act[j] = a
+                cand[j] = c
             # the same active set as the last pass: its solve gives the same step (the
             # right-hand side depends on the set alone), so the remaining passes would too
             if pit > 0 and changed == 0:
                 break
+            # the system with the active rows and columns made identity, the fixed values
+            # moved to the right-hand side (cand is 0 at the free points)
             for k in range(n):
                 j = base + k
-                if act[j] < 0:
-                    cand[j] = lo[j] - al[j]
-                elif act[j] > 0:
-                    cand[j] = hi[j] - al[j]
-                else:
-                    cand[j] = _F64(0.0)
-            for k in range(n):
-                j = base + k
+                jm1 = base + _wrap(k - 1, n)
+                jm2 = base + _wrap(k - 2, n)
+                jp1 = base + _wrap(k + 1, n)
+                jp2 = base + _wrap(k + 2, n)
                 if act[j] != 0:
+                    md[j] = _F64(1.0)
+                    me[j] = _F64(0.0)
+                    mf[j] = _F64(0.0)
                     st[j] = cand[j]
                 else:
-                    r = -gg[j]
-                    for off in range(-2, 3):
-                        if off != 0:
-                            q = base + (k + off + n) % n
-                            if act[q] != 0:
-                                if off == 1:
-                                    r -= ee[j] * cand[q]
-                                elif off == -1:
-                                    r -= ee[q] * cand[q]
-                                elif off == 2:
-                                    r -= ff[j] * cand[q]
-                                else:
-                                    r -= ff[q] * cand[q]
-                    st[j] = r
-            _cholesky_solve(dd, ee, ff, act, b0, b1, b2, tail, st, base, n)
+                    md[j] = dd[j]
+                    me[j] = wp.where(act[jp1] != 0, _F64(0.0), ee[j])
+                    mf[j] = wp.where(act[jp2] != 0, _F64(0.0), ff[j])
+                    st[j] = (
+                        -gg[j]
+                        - ee[j] * cand[jp1]
+                        - ee[jm1] * cand[jm1]
+                        - ff[j] * cand[jp2]
+                        - ff[jm2] * cand[jm2]
+                    )
+            _factor_solve(md, me, mf, ib0, b1, b2, tail, st, base, n)
         for k in range(n):
             j = base + k
             cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
-        fnew = _objective(xy, nx, ny, cand, w, base, n)
+        fnew = _objective(xy, nx, ny, cand, w, px, py, base, n)
         if fnew < fcur:
             fcur = fnew
             for k in range(n):
