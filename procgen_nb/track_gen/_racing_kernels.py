@@ -145,10 +145,57 @@ def _objective(
 
 
 @wp.func
-def _factor_solve(
-    md: wp.array(dtype=wp.float64),
-    me: wp.array(dtype=wp.float64),
-    mf: wp.array(dtype=wp.float64),
+def _md(dd: wp.array(dtype=wp.float64), act: wp.array(dtype=wp.int32), j: int) -> wp.float64:
+    """Diagonal entry ``j`` of the masked normal matrix (1 on an active row)."""
+    if act[j] != 0:
+        return _F64(1.0)
+    return dd[j]
+
+
+@wp.func
+def _moff(
+    band: wp.array(dtype=wp.float64), act: wp.array(dtype=wp.int32), j: int, q: int
+) -> wp.float64:
+    """Entry ``band[j]`` (row ``j``, column ``q``) of the masked normal matrix (0 when either
+    is active)."""
+    if act[j] != 0 or act[q] != 0:
+        return _F64(0.0)
+    return band[j]
+
+
+@wp.func
+def _rhs(
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    cand: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+    i: int,
+) -> wp.float64:
+    """Right-hand side ``i`` of the masked system: the fixed value on an active row, else
+    ``-g_i`` less the fixed neighbours' terms (``cand`` is 0 at the free points)."""
+    j = base + i
+    if act[j] != 0:
+        return cand[j]
+    jm1 = base + _wrap(i - 1, n)
+    jm2 = base + _wrap(i - 2, n)
+    jp1 = base + _wrap(i + 1, n)
+    jp2 = base + _wrap(i + 2, n)
+    return (
+        -gg[j] - ee[j] * cand[jp1] - ee[jm1] * cand[jm1] - ff[j] * cand[jp2] - ff[jm2] * cand[jm2]
+    )
+
+
+@wp.func
+def _masked_solve(
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    cand: wp.array(dtype=wp.float64),
     idg: wp.array(dtype=wp.float64),
     b1: wp.array(dtype=wp.float64),
     b2: wp.array(dtype=wp.float64),
@@ -157,17 +204,22 @@ def _factor_solve(
     base: int,
     n: int,
 ):
-    """Solves the cyclic pentadiagonal system with diagonal ``md``, ``me[i] = M[i, i+1]``
-    and ``mf[i] = M[i, i+2]`` (indices mod n) in place (``x``: rhs in, solution out), by
-    its factor ``M = L D L^T`` (``L`` unit lower triangular): ``1 / D`` in ``idg`` (rows
-    ``< n-2``), ``L[i, i-1]`` in ``b1``, ``L[i, i-2]`` in ``b2``, and the two full tail
-    rows ``n-2``, ``n-1`` of ``L`` in ``tail`` (their diagonal entries ``1 / D``). The
-    tail rows are factored in the same sweep as the band (independent chains side by
-    side)."""
+    """Solves the box QP's equality system for the active set ``act`` into ``x``: the
+    cyclic pentadiagonal normal matrix (diagonal ``dd``, ``ee[i] = A[i, i+1]``,
+    ``ff[i] = A[i, i+2]``, indices mod n) with the active rows and columns made identity,
+    the active values (``cand``) moved to the right-hand side.
+
+    By ``M = L D L^T`` (``L`` unit lower triangular): ``1 / D`` in ``idg`` (rows ``< n-2``),
+    ``L[i, i-1]`` in ``b1``, ``L[i, i-2]`` in ``b2``, and the two full tail rows ``n-2``,
+    ``n-1`` of ``L`` in ``tail`` (their diagonal entries ``1 / D``). One sweep builds the
+    masked entries, factors the band and both tail rows and runs the forward substitution
+    (independent chains side by side); a second runs the backward one."""
     t0 = 2 * base
     t1 = 2 * base + n
     r0 = n - 2
     r1 = n - 1
+    jr0 = base + r0
+    jr1 = base + r1
     zero = _F64(0.0)
     u1p = zero  # L[i-1, i-2] D[i-2]
     id1 = zero  # 1 / D[i-1]
@@ -176,9 +228,13 @@ def _factor_solve(
     a02 = zero
     a11 = zero  # L[n-1, i-1], L[n-1, i-2]
     a12 = zero
-    d0 = md[base + r0]
-    d1 = md[base + r1]
-    cross = me[base + r0]  # M[n-1, n-2], less the sum of L[n-1, k] L[n-2, k] D[k]
+    y1 = zero  # y[i-1], y[i-2]
+    y2 = zero
+    s0 = zero  # sum L[n-2, k] y[k], sum L[n-1, k] y[k]
+    s1 = zero
+    d0 = _md(dd, act, jr0)
+    d1 = _md(dd, act, jr1)
+    cross = _moff(ee, act, jr0, jr1)  # M[n-1, n-2] less sum L[n-1, k] L[n-2, k] D[k]
     for i in range(n - 2):
         j = base + i
         l2 = zero
@@ -186,29 +242,33 @@ def _factor_solve(
         l1 = zero
         u1 = zero
         if i >= 2:
-            u2 = mf[j - 2]
+            u2 = _moff(ff, act, j - 2, j)
             l2 = u2 * id2
         if i >= 1:
-            u1 = me[j - 1] - l2 * u1p
+            u1 = _moff(ee, act, j - 1, j) - l2 * u1p
             l1 = u1 * id1
-        idj = _F64(1.0) / wp.max(md[j] - l1 * u1 - l2 * u2, _TINY)
+        # D[i] = M[i, i] - L[i, i-1]^2 D[i-1] - L[i, i-2]^2 D[i-2], with u1^2 / D[i-1] off
+        # the chain through the division
+        idj = _F64(1.0) / wp.max(_md(dd, act, j) - l2 * u2 - (u1 * u1) * id1, _TINY)
         idg[j] = idj
         b1[j] = l1
         b2[j] = l2
+        y = _rhs(ee, ff, gg, act, cand, base, n, i) - l1 * y1 - l2 * y2
+        x[j] = y
         # the tail rows' entries M[n-2, i], M[n-1, i]: the wrap at columns 0, 1 and the
         # band at columns n-4, n-3
         m0 = zero
         m1 = zero
         if i == 0:
-            m0 = mf[base + r0]
-            m1 = me[base + r1]
+            m0 = _moff(ff, act, jr0, j)
+            m1 = _moff(ee, act, jr1, j)
         elif i == 1:
-            m1 = mf[base + r1]
+            m1 = _moff(ff, act, jr1, j)
         elif i == n - 4:
-            m0 = mf[j]
+            m0 = _moff(ff, act, j, jr0)
         elif i == n - 3:
-            m0 = me[j]
-            m1 = mf[j]
+            m0 = _moff(ee, act, j, jr0)
+            m1 = _moff(ff, act, j, jr1)
         v0 = m0 - a01 * u1 - a02 * u2
         v1 = m1 - a11 * u1 - a12 * u2
         w0 = v0 * idj
@@ -218,6 +278,8 @@ def _factor_solve(
         d0 -= w0 * v0
         d1 -= w1 * v1
         cross -= w1 * v0
+        s0 += w0 * y
+        s1 += w1 * y
         a02 = a01
         a01 = w0
         a12 = a11
@@ -225,32 +287,18 @@ def _factor_solve(
         u1p = u1
         id2 = id1
         id1 = idj
+        y2 = y1
+        y1 = y
     i0 = _F64(1.0) / wp.max(d0, _TINY)
     lx = cross * i0
     i1 = _F64(1.0) / wp.max(d1 - lx * cross, _TINY)
-    tail[t0 + r0] = i0
-    tail[t1 + r0] = lx
-    tail[t1 + r1] = i1
-    # forward: L y = b
-    y2 = zero
-    y1 = zero
-    s0 = zero
-    s1 = zero
-    for i in range(n - 2):
-        j = base + i
-        y = x[j] - b1[j] * y1 - b2[j] * y2
-        x[j] = y
-        s0 += tail[t0 + i] * y
-        s1 += tail[t1 + i] * y
-        y2 = y1
-        y1 = y
-    yk = x[base + r0] - s0
-    yl = x[base + r1] - s1 - lx * yk
+    yk = _rhs(ee, ff, gg, act, cand, base, n, r0) - s0
+    yl = _rhs(ee, ff, gg, act, cand, base, n, r1) - s1 - lx * yk
     # backward: D L^T x = y
     xl = yl * i1
     xk = yk * i0 - lx * xl
-    x[base + r1] = xl
-    x[base + r0] = xk
+    x[jr1] = xl
+    x[jr0] = xk
     x1 = zero
     x2 = zero
     for ii in range(n - 2):
@@ -341,9 +389,6 @@ def _solve_k(
     act: wp.array(dtype=wp.int32),
     px: wp.array(dtype=wp.float64),
     py: wp.array(dtype=wp.float64),
-    md: wp.array(dtype=wp.float64),
-    me: wp.array(dtype=wp.float64),
-    mf: wp.array(dtype=wp.float64),
     ib0: wp.array(dtype=wp.float64),
     b1: wp.array(dtype=wp.float64),
     b2: wp.array(dtype=wp.float64),
@@ -421,31 +466,7 @@ def _solve_k(
             # right-hand side depends on the set alone), so the remaining passes would too
             if pit > 0 and changed == 0:
                 break
-            # the system with the active rows and columns made identity, the fixed values
-            # moved to the right-hand side (cand is 0 at the free points)
-            for k in range(n):
-                j = base + k
-                jm1 = base + _wrap(k - 1, n)
-                jm2 = base + _wrap(k - 2, n)
-                jp1 = base + _wrap(k + 1, n)
-                jp2 = base + _wrap(k + 2, n)
-                if act[j] != 0:
-                    md[j] = _F64(1.0)
-                    me[j] = _F64(0.0)
-                    mf[j] = _F64(0.0)
-                    st[j] = cand[j]
-                else:
-                    md[j] = dd[j]
-                    me[j] = wp.where(act[jp1] != 0, _F64(0.0), ee[j])
-                    mf[j] = wp.where(act[jp2] != 0, _F64(0.0), ff[j])
-                    st[j] = (
-                        -gg[j]
-                        - ee[j] * cand[jp1]
-                        - ee[jm1] * cand[jm1]
-                        - ff[j] * cand[jp2]
-                        - ff[jm2] * cand[jm2]
-                    )
-            _factor_solve(md, me, mf, ib0, b1, b2, tail, st, base, n)
+            _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
         for k in range(n):
             j = base + k
             cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])

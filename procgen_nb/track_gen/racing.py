@@ -145,7 +145,7 @@ class _Scratch:
     def __init__(self, device: Any, E: int, N: int):
         f64 = lambda k=1: wp.zeros(E * N * k, dtype=wp.float64, device=device)  # noqa: E731
         f32 = lambda: wp.zeros(E * N, dtype=wp.float32, device=device)  # noqa: E731
-        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st px py md me mf ib0 b1 b2"
+        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st px py ib0 b1 b2"
         names += " kap ds fw bw"
         self.a = {k: f64() for k in names.split()}
         self.a["tail"] = f64(2)
@@ -355,7 +355,7 @@ def racing_line(
             _rk._solve_k,
             [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok]
             + [a["al"], *(a[k] for k in names), s.act]
-            + [a[k] for k in "px py md me mf ib0 b1 b2 tail".split()]
+            + [a[k] for k in "px py ib0 b1 b2 tail".split()]
             + [s.objective],
         ),
         (
