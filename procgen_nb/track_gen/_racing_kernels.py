@@ -235,26 +235,46 @@ def _masked_solve(
     d0 = _md(dd, act, jr0)
     d1 = _md(dd, act, jr1)
     cross = _moff(ee, act, jr0, jr1)  # M[n-1, n-2] less sum L[n-1, k] L[n-2, k] D[k]
+    ap1 = act[base + n - 1]  # act[i-1], act[i-2]
+    ap2 = act[base + n - 2]
     for i in range(n - 2):
         j = base + i
+        ai = act[j]
         l2 = zero
         u2 = zero
         l1 = zero
         u1 = zero
         if i >= 2:
-            u2 = _moff(ff, act, j - 2, j)
+            if ai == 0 and ap2 == 0:
+                u2 = ff[j - 2]
             l2 = u2 * id2
         if i >= 1:
-            u1 = _moff(ee, act, j - 1, j) - l2 * u1p
+            if ai == 0 and ap1 == 0:
+                u1 = ee[j - 1]
+            u1 = u1 - l2 * u1p
             l1 = u1 * id1
         # D[i] = M[i, i] - L[i, i-1]^2 D[i-1] - L[i, i-2]^2 D[i-2], with u1^2 / D[i-1] off
         # the chain through the division
-        idj = _F64(1.0) / wp.max(_md(dd, act, j) - l2 * u2 - (u1 * u1) * id1, _TINY)
+        mii = _F64(1.0)
+        rhs = cand[j]
+        if ai == 0:
+            mii = dd[j]
+            jm1 = j - 1
+            jm2 = j - 2
+            if i < 2:
+                jm2 += n
+                if i < 1:
+                    jm1 += n
+            rhs = rhs - gg[j] - ee[j] * cand[j + 1] - ee[jm1] * cand[jm1]
+            rhs = rhs - ff[j] * cand[j + 2] - ff[jm2] * cand[jm2]
+        idj = _F64(1.0) / wp.max(mii - l2 * u2 - (u1 * u1) * id1, _TINY)
         idg[j] = idj
         b1[j] = l1
         b2[j] = l2
-        y = _rhs(ee, ff, gg, act, cand, base, n, i) - l1 * y1 - l2 * y2
+        y = rhs - l1 * y1 - l2 * y2
         x[j] = y
+        ap2 = ap1
+        ap1 = ai
         # the tail rows' entries M[n-2, i], M[n-1, i]: the wrap at columns 0, 1 and the
         # band at columns n-4, n-3
         m0 = zero
@@ -437,10 +457,18 @@ def _solve_k(
             changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
             for k in range(n):
                 j = base + k
-                jm1 = base + _wrap(k - 1, n)
-                jm2 = base + _wrap(k - 2, n)
-                jp1 = base + _wrap(k + 1, n)
-                jp2 = base + _wrap(k + 2, n)
+                jm1 = j - 1
+                jm2 = j - 2
+                jp1 = j + 1
+                jp2 = j + 2
+                if k < 2:
+                    jm2 += n
+                    if k < 1:
+                        jm1 += n
+                if k >= n - 2:
+                    jp2 -= n
+                    if k >= n - 1:
+                        jp1 -= n
                 mu = (
                     dd[j] * st[j]
                     + ee[j] * st[jp1]
@@ -452,12 +480,14 @@ def _solve_k(
                 t = st[j] - mu / dd[j]
                 a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
                 c = _F64(0.0)
-                if t < lo[j] - al[j]:
+                sl = lo[j] - al[j]
+                sh = hi[j] - al[j]
+                if t < sl:
                     a = -1
-                    c = lo[j] - al[j]
-                if t > hi[j] - al[j]:
+                    c = sl
+                if t > sh:
                     a = 1
-                    c = hi[j] - al[j]
+                    c = sh
                 if a != act[j]:
                     changed = 1
                 act[j] = a
