@@ -11,9 +11,9 @@ It minimises ``sum_i h_i kappa_i^2`` (``kappa_i`` the signed curvature of the ci
 ``r_{i-1}, r_i, r_{i+1}``, ``h_i`` half the two centerline segments at ``p_i``: a discrete
 ``integral kappa^2 ds``), by ``iterations`` damped Gauss-Newton steps from the centerline,
 each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at most
-``passes`` primal-dual active-set passes (a cyclic banded Cholesky solve each; a pass whose
-active set repeats the last one's ends the step, every further pass giving the same step). A circle's line is the
-widest circle that fits, an oval's cuts its corners.
+``passes`` primal-dual active-set passes (a cyclic banded ``L D L^T`` solve each; a pass
+whose active set repeats the last one's ends the step, every further pass giving the same
+step). A circle's line is the widest circle that fits, an oval's cuts its corners.
 
 The speed: per point the limit ``min(v_max, sqrt(mu g / |kappa_i|))``; on segment ``i``
 (``ds_i`` long) the longitudinal acceleration ``a_i = (v_{i+1}^2 - v_i^2) / (2 ds_i)``
