@@ -207,6 +207,7 @@ def _solve_k(
     ff: wp.array(dtype=wp.float64),
     gg: wp.array(dtype=wp.float64),
     st: wp.array(dtype=wp.float64),
+    idd: wp.array(dtype=wp.float64),
     act: wp.array(dtype=wp.int32),
     px: wp.array(dtype=wp.float64),
     py: wp.array(dtype=wp.float64),
@@ -251,7 +252,9 @@ def _solve_k(
             mean += dd[j]
         damp = lam * mean / _F64(n) + _F64(1.0e-12) * mean / _F64(n) + _TINY
         for k in range(n):
-            dd[base + k] = dd[base + k] + damp
+            dk = dd[base + k] + damp
+            dd[base + k] = dk
+            idd[base + k] = _F64(1.0) / dk
             st[base + k] = _F64(0.0)
         # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
         for pit in range(inner):
@@ -278,7 +281,7 @@ def _solve_k(
                     + ff[jm2] * st[jm2]
                     + gg[j]
                 )
-                t = st[j] - mu / dd[j]
+                t = st[j] - mu * idd[j]
                 a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
                 c = _F64(0.0)
                 sl = lo[j] - al[j]

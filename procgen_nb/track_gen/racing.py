@@ -145,7 +145,7 @@ class _Scratch:
     def __init__(self, device: Any, E: int, N: int):
         f64 = lambda k=1: wp.zeros(E * N * k, dtype=wp.float64, device=device)  # noqa: E731
         f32 = lambda: wp.zeros(E * N, dtype=wp.float32, device=device)  # noqa: E731
-        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st px py ib0 b1 b2"
+        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st idd px py ib0 b1 b2"
         names += " kap ds fw bw"
         self.a = {k: f64() for k in names.split()}
         self.a["tail"] = f64(2)
@@ -348,7 +348,7 @@ def racing_line(
     a = s.a
     half = vehicle.width / 2.0 / scale
     mg = vehicle.mu * vehicle.g
-    names = "cand res jm j0 jp dd ee ff gg st".split()
+    names = "cand res jm j0 jp dd ee ff gg st idd".split()
     launches = [
         (_rk._prep_k, [xy, wl, wr, N, half] + [a[k] for k in "nx ny w lo hi al".split()] + [s.ok]),
         (
