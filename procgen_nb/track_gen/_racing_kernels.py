@@ -3,13 +3,13 @@
 ``_prep_k`` takes the centerline's normals and the offset bounds; ``_solve_k`` runs the
 minimum-curvature solve (a fixed number of Gauss-Newton steps on the Menger curvatures of
 the line, each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at
-most a fixed number of primal-dual active-set passes, each pass a cyclic banded Cholesky
-solve, ending early when the active set repeats);
+most a fixed number of primal-dual active-set passes, each pass a cyclic banded ``L D L^T``
+solve (``_racing_qp``), ending early when the active set repeats);
 ``_speed_k`` runs the forward-backward speed profile under the friction circle and writes
 the outputs.
 
-Per env the scratch rows are ``N`` float64 (the tail rows of the cyclic Cholesky factor
-``2N``), at ``e * N`` (``e * 2N``).
+Per env the scratch rows are ``N`` float64 (the tail rows of the cyclic factor ``2N``), at
+``e * N`` (``e * 2N``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..device import _init_warp
+from ._racing_qp import _masked_solve, _wrap
 
 _init_warp()
 
@@ -84,153 +85,54 @@ def _menger_grad(q0: wp.vec2d, q1: wp.vec2d, q2: wp.vec2d):
 
 
 @wp.func
+def _points(
+    xy: wp.array(dtype=wp.vec2),
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+):
+    """The line's points ``p_i + al_i n_i`` into ``px``, ``py``."""
+    for i in range(n):
+        j = base + i
+        p = xy[j]
+        px[j] = _F64(p[0]) + al[j] * nx[j]
+        py[j] = _F64(p[1]) + al[j] * ny[j]
+
+
+@wp.func
+def _pt(px: wp.array(dtype=wp.float64), py: wp.array(dtype=wp.float64), j: int) -> wp.vec2d:
+    return wp.vec2d(px[j], py[j])
+
+
+@wp.func
 def _objective(
     xy: wp.array(dtype=wp.vec2),
     nx: wp.array(dtype=wp.float64),
     ny: wp.array(dtype=wp.float64),
     al: wp.array(dtype=wp.float64),
     w: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
     base: int,
     n: int,
 ) -> wp.float64:
+    """``sum w_i kappa_i^2`` of the line with offsets ``al`` (its points left in ``px``,
+    ``py``)."""
+    _points(xy, nx, ny, al, px, py, base, n)
     s = _F64(0.0)
+    q0 = _pt(px, py, base + n - 1)
+    q1 = _pt(px, py, base)
     for i in range(n):
-        k = _menger(
-            _line(xy, nx, ny, al, base, n, i - 1),
-            _line(xy, nx, ny, al, base, n, i),
-            _line(xy, nx, ny, al, base, n, i + 1),
-        )
+        q2 = _pt(px, py, base + _wrap(i + 1, n))
+        k = _menger(q0, q1, q2)
         s += w[base + i] * k * k
+        q0 = q1
+        q1 = q2
     return s
-
-
-@wp.func
-def _mget(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    act: wp.array(dtype=wp.int32),
-    base: int,
-    n: int,
-    i: int,
-    j: int,
-) -> wp.float64:
-    """Entry (i, j) of the normal matrix with the active rows and columns made identity."""
-    if i == j:
-        if act[base + i] != 0:
-            return _F64(1.0)
-        return dd[base + i]
-    if act[base + i] != 0 or act[base + j] != 0:
-        return _F64(0.0)
-    k = (j - i + n) % n
-    if k == 1:
-        return ee[base + i]
-    if k == 2:
-        return ff[base + i]
-    if k == n - 1:
-        return ee[base + j]
-    if k == n - 2:
-        return ff[base + j]
-    return _F64(0.0)
-
-
-@wp.func
-def _apply(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    x: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-    i: int,
-) -> wp.float64:
-    """Row i of the (unmasked) normal matrix times x."""
-    im1 = base + (i - 1 + n) % n
-    im2 = base + (i - 2 + n) % n
-    ip1 = base + (i + 1) % n
-    ip2 = base + (i + 2) % n
-    j = base + i
-    return dd[j] * x[j] + ee[j] * x[ip1] + ee[im1] * x[im1] + ff[j] * x[ip2] + ff[im2] * x[im2]
-
-
-@wp.func
-def _cholesky_solve(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    act: wp.array(dtype=wp.int32),
-    b0: wp.array(dtype=wp.float64),
-    b1: wp.array(dtype=wp.float64),
-    b2: wp.array(dtype=wp.float64),
-    tail: wp.array(dtype=wp.float64),
-    x: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-):
-    """Solves the masked cyclic pentadiagonal system in place (``x``: rhs in, solution out).
-
-    The factor ``L`` has bands ``b0`` (diagonal), ``b1``, ``b2`` on rows ``< n-2`` and two
-    full tail rows (rows ``n-2``, ``n-1``) in ``tail``."""
-    t0 = 2 * base
-    t1 = 2 * base + n
-    for i in range(n - 2):
-        l2 = _F64(0.0)
-        l1 = _F64(0.0)
-        if i >= 2:
-            l2 = _mget(dd, ee, ff, act, base, n, i, i - 2) / b0[base + i - 2]
-        if i >= 1:
-            t = _mget(dd, ee, ff, act, base, n, i, i - 1)
-            if i >= 2:
-                t -= l2 * b1[base + i - 1]
-            l1 = t / b0[base + i - 1]
-        dg = _mget(dd, ee, ff, act, base, n, i, i) - l1 * l1 - l2 * l2
-        b0[base + i] = wp.sqrt(wp.max(dg, _TINY))
-        b1[base + i] = l1
-        b2[base + i] = l2
-    for rr in range(2):
-        r = n - 2 + rr
-        tr = t0 + rr * n
-        for j in range(r):
-            t = _mget(dd, ee, ff, act, base, n, r, j)
-            if j < n - 2:
-                if j >= 1:
-                    t -= tail[tr + j - 1] * b1[base + j]
-                if j >= 2:
-                    t -= tail[tr + j - 2] * b2[base + j]
-                tail[tr + j] = t / b0[base + j]
-            else:
-                for k in range(n - 2):
-                    t -= tail[t1 + k] * tail[t0 + k]
-                tail[tr + j] = t / tail[t0 + n - 2]
-        dg = _mget(dd, ee, ff, act, base, n, r, r)
-        for k in range(r):
-            dg -= tail[tr + k] * tail[tr + k]
-        tail[tr + r] = wp.sqrt(wp.max(dg, _TINY))
-    # forward: L y = b
-    for i in range(n - 2):
-        t = x[base + i]
-        if i >= 1:
-            t -= b1[base + i] * x[base + i - 1]
-        if i >= 2:
-            t -= b2[base + i] * x[base + i - 2]
-        x[base + i] = t / b0[base + i]
-    for rr in range(2):
-        r = n - 2 + rr
-        tr = t0 + rr * n
-        t = x[base + r]
-        for k in range(r):
-            t -= tail[tr + k] * x[base + k]
-        x[base + r] = t / tail[tr + r]
-    # backward: L^T x = y
-    x[base + n - 1] = x[base + n - 1] / tail[t1 + n - 1]
-    x[base + n - 2] = (x[base + n - 2] - tail[t1 + n - 2] * x[base + n - 1]) / tail[t0 + n - 2]
-    for i in range(n - 3, -1, -1):
-        t = x[base + i] - tail[t0 + i] * x[base + n - 2] - tail[t1 + i] * x[base + n - 1]
-        if i + 1 < n - 2:
-            t -= b1[base + i + 1] * x[base + i + 1]
-        if i + 2 < n - 2:
-            t -= b2[base + i + 2] * x[base + i + 2]
-        x[base + i] = t / b0[base + i]
 
 
 @wp.kernel
@@ -305,8 +207,11 @@ def _solve_k(
     ff: wp.array(dtype=wp.float64),
     gg: wp.array(dtype=wp.float64),
     st: wp.array(dtype=wp.float64),
+    idd: wp.array(dtype=wp.float64),
     act: wp.array(dtype=wp.int32),
-    b0: wp.array(dtype=wp.float64),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
+    ib0: wp.array(dtype=wp.float64),
     b1: wp.array(dtype=wp.float64),
     b2: wp.array(dtype=wp.float64),
     tail: wp.array(dtype=wp.float64),
@@ -321,18 +226,16 @@ def _solve_k(
         objective[e] = _NAN
         return
     lam = _F64(1.0e-3)
-    fcur = _objective(xy, nx, ny, al, w, base, n)
+    fcur = _objective(xy, nx, ny, al, w, px, py, base, n)
     for _it in range(outer):
+        _points(xy, nx, ny, al, px, py, base, n)
         # residuals sqrt(w) kappa and their Jacobian (three entries a row)
         for i in range(n):
-            q0 = _line(xy, nx, ny, al, base, n, i - 1)
-            q1 = _line(xy, nx, ny, al, base, n, i)
-            q2 = _line(xy, nx, ny, al, base, n, i + 1)
             j = base + i
-            jmm = base + (i - 1 + n) % n
-            jpp = base + (i + 1) % n
+            jmm = base + _wrap(i - 1, n)
+            jpp = base + _wrap(i + 1, n)
             s = wp.sqrt(w[j])
-            k, d0, d1, d2 = _menger_grad(q0, q1, q2)
+            k, d0, d1, d2 = _menger_grad(_pt(px, py, jmm), _pt(px, py, j), _pt(px, py, jpp))
             res[j] = s * k
             jm[j] = s * wp.dot(d0, wp.vec2d(nx[jmm], ny[jmm]))
             j0[j] = s * wp.dot(d1, wp.vec2d(nx[j], ny[j]))
@@ -340,8 +243,8 @@ def _solve_k(
         mean = _F64(0.0)
         for k in range(n):
             j = base + k
-            km = base + (k - 1 + n) % n
-            kp = base + (k + 1) % n
+            km = base + _wrap(k - 1, n)
+            kp = base + _wrap(k + 1, n)
             dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
             ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
             ff[j] = jm[kp] * jp[kp]
@@ -349,59 +252,59 @@ def _solve_k(
             mean += dd[j]
         damp = lam * mean / _F64(n) + _F64(1.0e-12) * mean / _F64(n) + _TINY
         for k in range(n):
-            dd[base + k] = dd[base + k] + damp
+            dk = dd[base + k] + damp
+            dd[base + k] = dk
+            idd[base + k] = _F64(1.0) / dk
             st[base + k] = _F64(0.0)
         # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
         for pit in range(inner):
             changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
             for k in range(n):
                 j = base + k
-                mu = _apply(dd, ee, ff, st, base, n, k) + gg[j]
-                t = st[j] - mu / dd[j]
+                jm1 = j - 1
+                jm2 = j - 2
+                jp1 = j + 1
+                jp2 = j + 2
+                if k < 2:
+                    jm2 += n
+                    if k < 1:
+                        jm1 += n
+                if k >= n - 2:
+                    jp2 -= n
+                    if k >= n - 1:
+                        jp1 -= n
+                mu = (
+                    dd[j] * st[j]
+                    + ee[j] * st[jp1]
+                    + ee[jm1] * st[jm1]
+                    + ff[j] * st[jp2]
+                    + ff[jm2] * st[jm2]
+                    + gg[j]
+                )
+                t = st[j] - mu * idd[j]
                 a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
-                if t < lo[j] - al[j]:
+                c = _F64(0.0)
+                sl = lo[j] - al[j]
+                sh = hi[j] - al[j]
+                if t < sl:
                     a = -1
-                if t > hi[j] - al[j]:
+                    c = sl
+                if t > sh:
                     a = 1
+                    c = sh
                 if a != act[j]:
                     changed = 1
                 act[j] = a
+                cand[j] = c
             # the same active set as the last pass: its solve gives the same step (the
             # right-hand side depends on the set alone), so the remaining passes would too
             if pit > 0 and changed == 0:
                 break
-            for k in range(n):
-                j = base + k
-                if act[j] < 0:
-                    cand[j] = lo[j] - al[j]
-                elif act[j] > 0:
-                    cand[j] = hi[j] - al[j]
-                else:
-                    cand[j] = _F64(0.0)
-            for k in range(n):
-                j = base + k
-                if act[j] != 0:
-                    st[j] = cand[j]
-                else:
-                    r = -gg[j]
-                    for off in range(-2, 3):
-                        if off != 0:
-                            q = base + (k + off + n) % n
-                            if act[q] != 0:
-                                if off == 1:
-                                    r -= ee[j] * cand[q]
-                                elif off == -1:
-                                    r -= ee[q] * cand[q]
-                                elif off == 2:
-                                    r -= ff[j] * cand[q]
-                                else:
-                                    r -= ff[q] * cand[q]
-                    st[j] = r
-            _cholesky_solve(dd, ee, ff, act, b0, b1, b2, tail, st, base, n)
+            _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
         for k in range(n):
             j = base + k
             cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
-        fnew = _objective(xy, nx, ny, cand, w, base, n)
+        fnew = _objective(xy, nx, ny, cand, w, px, py, base, n)
         if fnew < fcur:
             fcur = fnew
             for k in range(n):

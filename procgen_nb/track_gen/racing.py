@@ -11,9 +11,9 @@ It minimises ``sum_i h_i kappa_i^2`` (``kappa_i`` the signed curvature of the ci
 ``r_{i-1}, r_i, r_{i+1}``, ``h_i`` half the two centerline segments at ``p_i``: a discrete
 ``integral kappa^2 ds``), by ``iterations`` damped Gauss-Newton steps from the centerline,
 each a box-constrained QP on the periodic pentadiagonal normal matrix solved by at most
-``passes`` primal-dual active-set passes (a cyclic banded Cholesky solve each; a pass whose
-active set repeats the last one's ends the step, every further pass giving the same step). A circle's line is the
-widest circle that fits, an oval's cuts its corners.
+``passes`` primal-dual active-set passes (a cyclic banded ``L D L^T`` solve each; a pass
+whose active set repeats the last one's ends the step, every further pass giving the same
+step). A circle's line is the widest circle that fits, an oval's cuts its corners.
 
 The speed: per point the limit ``min(v_max, sqrt(mu g / |kappa_i|))``; on segment ``i``
 (``ds_i`` long) the longitudinal acceleration ``a_i = (v_{i+1}^2 - v_i^2) / (2 ds_i)``
@@ -145,7 +145,8 @@ class _Scratch:
     def __init__(self, device: Any, E: int, N: int):
         f64 = lambda k=1: wp.zeros(E * N * k, dtype=wp.float64, device=device)  # noqa: E731
         f32 = lambda: wp.zeros(E * N, dtype=wp.float32, device=device)  # noqa: E731
-        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st b0 b1 b2 kap ds fw bw"
+        names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st idd px py ib0 b1 b2"
+        names += " kap ds fw bw"
         self.a = {k: f64() for k in names.split()}
         self.a["tail"] = f64(2)
         self.act = wp.zeros(E * N, dtype=wp.int32, device=device)
@@ -347,13 +348,14 @@ def racing_line(
     a = s.a
     half = vehicle.width / 2.0 / scale
     mg = vehicle.mu * vehicle.g
-    names = "cand res jm j0 jp dd ee ff gg st".split()
+    names = "cand res jm j0 jp dd ee ff gg st idd".split()
     launches = [
         (_rk._prep_k, [xy, wl, wr, N, half] + [a[k] for k in "nx ny w lo hi al".split()] + [s.ok]),
         (
             _rk._solve_k,
             [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok]
-            + [a["al"], *(a[k] for k in names), s.act, a["b0"], a["b1"], a["b2"], a["tail"]]
+            + [a["al"], *(a[k] for k in names), s.act]
+            + [a[k] for k in "px py ib0 b1 b2 tail".split()]
             + [s.objective],
         ),
         (
