@@ -374,7 +374,7 @@ def _valid_seeds(tracks):
 
 
 def test_a_graph_compacts_a_result_geometry_on_the_device():
-    tg = _tg(generator="hull", num_envs=24)
+    tg = _tg(generator="hull", num_envs=24, generator_params={"repair": False})
 
     @pg.node
     def tracks():
@@ -388,7 +388,7 @@ def test_a_graph_compacts_a_result_geometry_on_the_device():
     assert (pg.traffic() - before).readbacks == 0
     n = int(out["seeds"]["count"].words.numpy()[0])
     valid, seeds = tg.result.valid.numpy(), tg.result.seeds.numpy()
-    assert 0 < n < 24
+    assert 0 < n < 24  # the 0.1 hull (repair off) rejects some of these envs
     assert out["seeds"]["seeds"].numpy()[:n].tolist() == seeds[valid != 0].tolist()
 
 
