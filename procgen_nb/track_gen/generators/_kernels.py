@@ -131,6 +131,64 @@ def _closed_cr_k(
     )
 
 
+@wp.func
+def _clamped(h: wp.vec2, cap: float) -> wp.vec2:
+    """``h`` shortened to length ``cap`` when longer."""
+    ln = wp.length(h)
+    if ln > cap:
+        return h * (cap / ln)
+    return h
+
+
+@wp.func
+def bezier_chain_point(
+    tid: int,
+    corners: wp.array(dtype=wp.vec2),
+    corner_count: wp.array(dtype=wp.int32),
+    kmax: int,
+    samples: int,
+    tension: float,
+    clamp: int,
+    raw: int,
+    xy: wp.array(dtype=wp.vec2),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+):
+    """Point ``tid`` of the closed chain of cubic Beziers through an env's corners
+    (handles ``tension / 6`` of the chord of the neighbours; with ``clamp`` != 0 each
+    handle is at most a third of its own span). Thread 0 of an env writes ``count[e]``
+    and ``valid[e] = 0`` under 3 corners; points past the count are NaN."""
+    e = tid // raw
+    i = tid - e * raw
+    kc = wp.min(corner_count[e], kmax)
+    if i == 0:
+        count[e] = wp.max(kc, 0) * samples
+        if kc < 3:
+            valid[e] = 0
+    if i >= kc * samples or kc < 3:
+        xy[tid] = wp.vec2(wp.nan, wp.nan)
+    else:
+        k = i // samples
+        t = float(i - k * samples) / float(samples)
+        b = e * kmax
+        pm = corners[b + (k + kc - 1) % kc]
+        p0 = corners[b + k]
+        p3 = corners[b + (k + 1) % kc]
+        p4 = corners[b + (k + 2) % kc]
+        h1 = (p3 - pm) * (tension / 6.0)
+        h2 = (p4 - p0) * (tension / 6.0)
+        if clamp != 0:
+            cap = wp.length(p3 - p0) / 3.0
+            h1 = _clamped(h1, cap)
+            h2 = _clamped(h2, cap)
+        p1 = p0 + h1
+        p2 = p3 - h2
+        s = 1.0 - t
+        xy[tid] = (
+            p0 * (s * s * s) + p1 * (3.0 * s * s * t) + p2 * (3.0 * s * t * t) + p3 * (t * t * t)
+        )
+
+
 @wp.kernel
 def _bezier_chain_k(
     corners: wp.array(dtype=wp.vec2),
@@ -145,29 +203,10 @@ def _bezier_chain_k(
     valid: wp.array(dtype=wp.int32),
 ):
     tid = wp.tid()
-    e = tid // raw
-    if active[e] == 0:
-        return
-    i = tid - e * raw
-    kc = wp.min(corner_count[e], kmax)
-    if i == 0:
-        count[e] = wp.max(kc, 0) * samples
-        if kc < 3:
-            valid[e] = 0
-    if i >= kc * samples or kc < 3:
-        xy[tid] = wp.vec2(wp.nan, wp.nan)
-        return
-    k = i // samples
-    t = float(i - k * samples) / float(samples)
-    b = e * kmax
-    pm = corners[b + (k + kc - 1) % kc]
-    p0 = corners[b + k]
-    p3 = corners[b + (k + 1) % kc]
-    p4 = corners[b + (k + 2) % kc]
-    p1 = p0 + (p3 - pm) * (tension / 6.0)
-    p2 = p3 - (p4 - p0) * (tension / 6.0)
-    s = 1.0 - t
-    xy[tid] = p0 * (s * s * s) + p1 * (3.0 * s * s * t) + p2 * (3.0 * s * t * t) + p3 * (t * t * t)
+    if active[tid // raw] != 0:
+        bezier_chain_point(
+            tid, corners, corner_count, kmax, samples, tension, 0, raw, xy, count, valid
+        )
 
 
 @wp.kernel

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ._kernels import bezier_chain_point
+
 # portable bytes: no host-specific ISA flags, no FMA contraction (see ops.funcs)
 wp.set_module_options({"cpu_compiler_flags": "-ffp-contract=off"})
 
@@ -125,15 +127,6 @@ def _round_corners_k(
         ctrl[b + i] = c0 + (ctrl[b + i] - c) * s
 
 
-@wp.func
-def _clamped(h: wp.vec2, cap: float) -> wp.vec2:
-    """``h`` shortened to length ``cap`` when longer."""
-    ln = wp.length(h)
-    if ln > cap:
-        return h * (cap / ln)
-    return h
-
-
 @wp.kernel
 def _smooth_chain_k(
     corners: wp.array(dtype=wp.vec2),
@@ -150,27 +143,7 @@ def _smooth_chain_k(
     """The closed Bezier chain through the corners, handles clamped to a third of their
     span; ``count[e]`` points, NaN after them; ``valid[e] = 0`` under 3 corners."""
     tid = wp.tid()
-    e = tid // raw
-    if active[e] == 0:
-        return
-    i = tid - e * raw
-    kc = wp.min(corner_count[e], kmax)
-    if i == 0:
-        count[e] = wp.max(kc, 0) * samples
-        if kc < 3:
-            valid[e] = 0
-    if i >= kc * samples or kc < 3:
-        xy[tid] = wp.vec2(wp.nan, wp.nan)
-        return
-    k = i // samples
-    t = float(i - k * samples) / float(samples)
-    b = e * kmax
-    pm = corners[b + (k + kc - 1) % kc]
-    p0 = corners[b + k]
-    p3 = corners[b + (k + 1) % kc]
-    p4 = corners[b + (k + 2) % kc]
-    cap = wp.length(p3 - p0) / 3.0
-    p1 = p0 + _clamped((p3 - pm) * (tension / 6.0), cap)
-    p2 = p3 - _clamped((p4 - p0) * (tension / 6.0), cap)
-    s = 1.0 - t
-    xy[tid] = p0 * (s * s * s) + p1 * (3.0 * s * s * t) + p2 * (3.0 * s * t * t) + p3 * (t * t * t)
+    if active[tid // raw] != 0:
+        bezier_chain_point(
+            tid, corners, corner_count, kmax, samples, tension, 1, raw, xy, count, valid
+        )
