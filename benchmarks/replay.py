@@ -167,23 +167,7 @@ def params_field(envs: int, reps: int) -> dict[str, float]:
         g.cook()
         return g
 
-    values = iter(np.linspace(0.05, 0.95, 10_000))
-    replan = graph(record=False)
-    t_replan = timeit(lambda: replan.cook(params={"tracks.jitter": next(values)}), reps)
-    rec = graph(record=True)
-    before, plans = pg.traffic(), pg.cookrun.counts().plans
-    t_replay = timeit(lambda: rec.cook(params={"tracks.jitter": next(values)}), reps)
-    d = pg.traffic() - before
-    plans = pg.cookrun.counts().plans - plans
-    assert rec.last.report.replayed
-    label = "params field"
-    return {
-        f"[{label}] replan (ms)": t_replan * 1e3,
-        f"[{label}] replay (ms)": t_replay * 1e3,
-        f"[{label}] replay speedup vs replan": t_replan / t_replay,
-        f"[{label}] readbacks per replayed cook": d.readbacks / (reps + 1),
-        f"[{label}] plans per replayed cook": plans / (reps + 1),
-    }
+    return _replay_vs_replan("params field", graph, "tracks.jitter", reps)
 
 
 def shared_generator(envs: int, reps: int) -> dict[str, float]:
@@ -199,16 +183,21 @@ def shared_generator(envs: int, reps: int) -> dict[str, float]:
         g.cook(params={"b.radius_jitter": 0.1, "b.epoch": 9})
         return g
 
+    return _replay_vs_replan("shared generator", graph, "a.radius_jitter", reps)
+
+
+def _replay_vs_replan(label: str, graph, key: str, reps: int) -> dict[str, float]:
+    """Times cooks moving the dynamic ``key`` of ``graph(record=False)`` (a plan each cook)
+    against ``graph(record=True)`` (replays), and counts the replays' plans and readbacks."""
     values = iter(np.linspace(0.05, 0.95, 10_000))
     replan = graph(record=False)
-    t_replan = timeit(lambda: replan.cook(params={"a.radius_jitter": next(values)}), reps)
+    t_replan = timeit(lambda: replan.cook(params={key: next(values)}), reps)
     rec = graph(record=True)
     before, plans = pg.traffic(), pg.cookrun.counts().plans
-    t_replay = timeit(lambda: rec.cook(params={"a.radius_jitter": next(values)}), reps)
+    t_replay = timeit(lambda: rec.cook(params={key: next(values)}), reps)
     d = pg.traffic() - before
     plans = pg.cookrun.counts().plans - plans
     assert rec.last.report.replayed
-    label = "shared generator"
     return {
         f"[{label}] replan (ms)": t_replan * 1e3,
         f"[{label}] replay (ms)": t_replay * 1e3,
