@@ -19,8 +19,9 @@ step). A circle's line is the widest circle that fits, an oval's cuts its corner
 problem instead: ``kappa_i = (x'_i y''_i - y'_i x''_i) / (x'_i^2 + y'_i^2)^1.5`` with the
 first derivatives (central differences) and the denominator held at the centerline's and
 ``p''_i = r_{i+1} - 2 r_i + r_{i-1}`` of the line, so ``kappa`` is linear in the offsets and
-``sum_i kappa_i^2`` (unweighted, as theirs) is one box QP, solved by the same active-set
-passes from the centerline, not re-linearised. Linearised about the centerline, it favours
+``sum_i kappa_i^2`` (unweighted, as theirs) is one box QP, never re-linearised, solved
+from the centerline by damped proximal steps (the undamped active-set passes can cycle),
+each a box QP by the same active-set passes, a step kept when it lowers the quadratic. Linearised about the centerline, it favours
 the inside: a circle's line is the inner edge (``kappa_lin = (R - a) / R^2`` for an offset
 ``a`` inwards), the shortest circle that fits.
 
@@ -63,8 +64,9 @@ ITERATIONS, PASSES = 12, 8
 #: the objectives ``racing_line`` accepts (the first the default)
 OBJECTIVES = ("curvature", "linearised")
 
-#: active-set passes of the ``"linearised"`` objective's single QP when ``passes`` is None
-LINEARISED_PASSES = 64
+#: proximal steps and active-set passes per step of the ``"linearised"`` objective's one
+#: quadratic (the defaults of ``racing_line(objective="linearised")``)
+LINEARISED_ITERATIONS, LINEARISED_PASSES = 24, 16
 
 
 def _positive(name: str, value: Any, zero_ok: bool = False, owner: str = "VehicleParams") -> float:
@@ -319,7 +321,7 @@ def racing_line(
     vehicle: VehicleParams | None = None,
     *,
     scale: float = 1.0,
-    iterations: int = ITERATIONS,
+    iterations: int | None = None,
     passes: int | None = None,
     objective: str = "curvature",
     device: str | None = None,
@@ -335,9 +337,10 @@ def racing_line(
             number or an ``[E, N]`` array each (both or neither).
         vehicle: the car (``VehicleParams()`` when None).
         scale: metres per world unit (the outputs are in metres).
-        iterations: Gauss-Newton steps (>= 1; ``"curvature"`` only). passes: most
-            active-set passes per QP (>= 1; None: ``PASSES`` per step for ``"curvature"``,
-            ``LINEARISED_PASSES`` for ``"linearised"``'s one QP).
+        iterations: Gauss-Newton steps (``"curvature"``) or damped proximal steps on the
+            one quadratic (``"linearised"``), >= 1; passes: most active-set passes per
+            step, >= 1 (None: ``ITERATIONS``, ``PASSES``, or ``LINEARISED_ITERATIONS``,
+            ``LINEARISED_PASSES``).
         objective: ``"curvature"`` (the true discrete curvature, by Gauss-Newton) or
             ``"linearised"`` (TUMFTM's curvature linearised about the centerline, one QP).
         device: the device for plain arrays (the current one when None; a result runs
@@ -365,6 +368,8 @@ def racing_line(
             f"got {objective!r}"
         )
     lin = objective == "linearised"
+    if iterations is None:
+        iterations = LINEARISED_ITERATIONS if lin else ITERATIONS
     if passes is None:
         passes = LINEARISED_PASSES if lin else PASSES
     iterations, passes = _check_int("iterations", iterations, 1), _check_int("passes", passes, 1)
@@ -412,6 +417,7 @@ def racing_line(
 __all__ = [
     "ITERATIONS",
     "LAP_METRICS",
+    "LINEARISED_ITERATIONS",
     "LINEARISED_PASSES",
     "OBJECTIVES",
     "PASSES",
