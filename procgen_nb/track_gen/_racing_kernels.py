@@ -402,8 +402,10 @@ def _solve_lin_k(
 ):
     """TUMFTM's linearised minimum curvature: ``kappa_i = (x'_i y''_i - y'_i x''_i) /
     |p'_i|^3`` with the first derivatives (central differences) held at the centerline's
-    and the second (``p_{i+1} - 2 p_i + p_{i-1}`` of the line) linear in the offsets, so
-    ``sum kappa_i^2`` is one box QP (never re-linearised), solved by ``outer`` damped
+    and the second (``p_{i+1} - 2 p_i + p_{i-1}`` of the line) linear in the offsets:
+    ``kappa = k + J alpha``. As TUMFTM's ``opt_min_curv`` (``quadprog`` minimises ``1/2
+    a^T H a + f^T a``, handed the ``H``, ``f`` of ``|k + J a|^2``) it minimises
+    ``|2 k + J alpha|^2``, one box QP (never re-linearised), solved by ``outer`` damped
     proximal steps from zero of at most ``inner`` active-set passes each. ``objective`` gets
     the line's true ``sum w_i kappa_i^2``."""
     e = wp.tid()
@@ -424,7 +426,7 @@ def _solve_lin_k(
         d2y = _F64(pp[1]) - _F64(2.0) * _F64(p[1]) + _F64(pm[1])
         sq = d1x * d1x + d1y * d1y
         iden = _F64(1.0) / (sq * wp.sqrt(sq))
-        res[j] = (d1x * d2y - d1y * d2x) * iden
+        res[j] = _F64(2.0) * (d1x * d2y - d1y * d2x) * iden  # TUMFTM's 2 (docstring)
         jm[j] = (d1x * ny[jmm] - d1y * nx[jmm]) * iden
         j0[j] = _F64(-2.0) * (d1x * ny[j] - d1y * nx[j]) * iden
         jp[j] = (d1x * ny[jpp] - d1y * nx[jpp]) * iden

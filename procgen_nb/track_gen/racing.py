@@ -18,8 +18,11 @@ step). A circle's line is the widest circle that fits, an oval's cuts its corner
 ``objective="linearised"`` solves TUMFTM's (``trajectory_planning_helpers.opt_min_curv``)
 problem instead: ``kappa_i = (x'_i y''_i - y'_i x''_i) / (x'_i^2 + y'_i^2)^1.5`` with the
 first derivatives (central differences) and the denominator held at the centerline's and
-``p''_i = r_{i+1} - 2 r_i + r_{i-1}`` of the line, so ``kappa`` is linear in the offsets and
-``sum_i kappa_i^2`` (unweighted, as theirs) is one box QP, never re-linearised, solved
+``p''_i = r_{i+1} - 2 r_i + r_{i-1}`` of the line, so ``kappa = k + J alpha`` is linear in
+the offsets. As theirs, it minimises ``sum_i (2 k_i + (J alpha)_i)^2`` (unweighted; their
+``quadprog.solve_qp`` minimises ``1/2 a^T H a + f^T a`` and is handed the ``H`` and ``f``
+of ``|k + J a|^2``, which halves the quadratic term: reproduced to 1e-9 in the offsets with
+their spline matrices), one box QP, never re-linearised, solved
 from the centerline by damped proximal steps (the undamped active-set passes can cycle),
 each a box QP by the same active-set passes, a step kept when it lowers the quadratic. Linearised about the centerline, it favours
 the inside: a circle's line is the inner edge (``kappa_lin = (R - a) / R^2`` for an offset
