@@ -184,6 +184,77 @@ def _prep_k(
     ok[e] = good
 
 
+@wp.func
+def _active_set(
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    idd: wp.array(dtype=wp.float64),
+    lo: wp.array(dtype=wp.float64),
+    hi: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    st: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    cand: wp.array(dtype=wp.float64),
+    ib0: wp.array(dtype=wp.float64),
+    b1: wp.array(dtype=wp.float64),
+    b2: wp.array(dtype=wp.float64),
+    tail: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+    inner: int,
+):
+    """At most ``inner`` primal-dual active-set passes on the box QP ``min 1/2 s^T A s +
+    g^T s`` over ``lo - al <= s <= hi - al`` (``A`` in ``dd``, ``ee``, ``ff``, ``1 / dd`` in
+    ``idd``, ``g`` in ``gg``) from ``st``; the step left in ``st``."""
+    # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
+    for pit in range(inner):
+        changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
+        for k in range(n):
+            j = base + k
+            jm1 = j - 1
+            jm2 = j - 2
+            jp1 = j + 1
+            jp2 = j + 2
+            if k < 2:
+                jm2 += n
+                if k < 1:
+                    jm1 += n
+            if k >= n - 2:
+                jp2 -= n
+                if k >= n - 1:
+                    jp1 -= n
+            mu = (
+                dd[j] * st[j]
+                + ee[j] * st[jp1]
+                + ee[jm1] * st[jm1]
+                + ff[j] * st[jp2]
+                + ff[jm2] * st[jm2]
+                + gg[j]
+            )
+            t = st[j] - mu * idd[j]
+            a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
+            c = _F64(0.0)
+            sl = lo[j] - al[j]
+            sh = hi[j] - al[j]
+            if t < sl:
+                a = -1
+                c = sl
+            if t > sh:
+                a = 1
+                c = sh
+            if a != act[j]:
+                changed = 1
+            act[j] = a
+            cand[j] = c
+        # the same active set as the last pass: its solve gives the same step (the
+        # right-hand side depends on the set alone), so the remaining passes would too
+        if pit > 0 and changed == 0:
+            break
+        _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
+
+
 @wp.kernel
 def _solve_k(
     xy: wp.array(dtype=wp.vec2),
@@ -256,51 +327,9 @@ def _solve_k(
             dd[base + k] = dk
             idd[base + k] = _F64(1.0) / dk
             st[base + k] = _F64(0.0)
-        # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
-        for pit in range(inner):
-            changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
-            for k in range(n):
-                j = base + k
-                jm1 = j - 1
-                jm2 = j - 2
-                jp1 = j + 1
-                jp2 = j + 2
-                if k < 2:
-                    jm2 += n
-                    if k < 1:
-                        jm1 += n
-                if k >= n - 2:
-                    jp2 -= n
-                    if k >= n - 1:
-                        jp1 -= n
-                mu = (
-                    dd[j] * st[j]
-                    + ee[j] * st[jp1]
-                    + ee[jm1] * st[jm1]
-                    + ff[j] * st[jp2]
-                    + ff[jm2] * st[jm2]
-                    + gg[j]
-                )
-                t = st[j] - mu * idd[j]
-                a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
-                c = _F64(0.0)
-                sl = lo[j] - al[j]
-                sh = hi[j] - al[j]
-                if t < sl:
-                    a = -1
-                    c = sl
-                if t > sh:
-                    a = 1
-                    c = sh
-                if a != act[j]:
-                    changed = 1
-                act[j] = a
-                cand[j] = c
-            # the same active set as the last pass: its solve gives the same step (the
-            # right-hand side depends on the set alone), so the remaining passes would too
-            if pit > 0 and changed == 0:
-                break
-            _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
+        _active_set(
+            dd, ee, ff, gg, idd, lo, hi, al, st, act, cand, ib0, b1, b2, tail, base, n, inner
+        )
         for k in range(n):
             j = base + k
             cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
@@ -313,6 +342,140 @@ def _solve_k(
         else:
             lam = lam * _F64(4.0)
     objective[e] = fcur
+
+
+@wp.func
+def _lin_objective(
+    res: wp.array(dtype=wp.float64),
+    jm: wp.array(dtype=wp.float64),
+    j0: wp.array(dtype=wp.float64),
+    jp: wp.array(dtype=wp.float64),
+    al: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+) -> wp.float64:
+    """``sum_i (res_i + jm_i al_{i-1} + j0_i al_i + jp_i al_{i+1})^2``: the linearised
+    curvatures' squares at the offsets ``al``."""
+    s = _F64(0.0)
+    for i in range(n):
+        j = base + i
+        r = res[j] + jm[j] * al[base + _wrap(i - 1, n)] + j0[j] * al[j]
+        r = r + jp[j] * al[base + _wrap(i + 1, n)]
+        s += r * r
+    return s
+
+
+@wp.kernel
+def _solve_lin_k(
+    xy: wp.array(dtype=wp.vec2),
+    n: int,
+    outer: int,
+    inner: int,
+    nx: wp.array(dtype=wp.float64),
+    ny: wp.array(dtype=wp.float64),
+    w: wp.array(dtype=wp.float64),
+    lo: wp.array(dtype=wp.float64),
+    hi: wp.array(dtype=wp.float64),
+    ok: wp.array(dtype=wp.int32),
+    al: wp.array(dtype=wp.float64),
+    cand: wp.array(dtype=wp.float64),
+    res: wp.array(dtype=wp.float64),
+    jm: wp.array(dtype=wp.float64),
+    j0: wp.array(dtype=wp.float64),
+    jp: wp.array(dtype=wp.float64),
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    st: wp.array(dtype=wp.float64),
+    idd: wp.array(dtype=wp.float64),
+    act: wp.array(dtype=wp.int32),
+    px: wp.array(dtype=wp.float64),
+    py: wp.array(dtype=wp.float64),
+    ib0: wp.array(dtype=wp.float64),
+    b1: wp.array(dtype=wp.float64),
+    b2: wp.array(dtype=wp.float64),
+    tail: wp.array(dtype=wp.float64),
+    d0: wp.array(dtype=wp.float64),
+    g0: wp.array(dtype=wp.float64),
+    objective: wp.array(dtype=wp.float64),
+):
+    """TUMFTM's linearised minimum curvature: ``kappa_i = (x'_i y''_i - y'_i x''_i) /
+    |p'_i|^3`` with the first derivatives (central differences) held at the centerline's
+    and the second (``p_{i+1} - 2 p_i + p_{i-1}`` of the line) linear in the offsets:
+    ``kappa = k + J alpha``. As TUMFTM's ``opt_min_curv`` (``quadprog`` minimises ``1/2
+    a^T H a + f^T a``, handed the ``H``, ``f`` of ``|k + J a|^2``) it minimises
+    ``|2 k + J alpha|^2``, one box QP (never re-linearised), solved by ``outer`` damped
+    proximal steps from zero of at most ``inner`` active-set passes each. ``objective`` gets
+    the line's true ``sum w_i kappa_i^2``."""
+    e = wp.tid()
+    base = e * n
+    if ok[e] == 0:
+        objective[e] = _NAN
+        return
+    for i in range(n):
+        j = base + i
+        jmm = base + _wrap(i - 1, n)
+        jpp = base + _wrap(i + 1, n)
+        pm = xy[jmm]
+        p = xy[j]
+        pp = xy[jpp]
+        d1x = _F64(0.5) * (_F64(pp[0]) - _F64(pm[0]))
+        d1y = _F64(0.5) * (_F64(pp[1]) - _F64(pm[1]))
+        d2x = _F64(pp[0]) - _F64(2.0) * _F64(p[0]) + _F64(pm[0])
+        d2y = _F64(pp[1]) - _F64(2.0) * _F64(p[1]) + _F64(pm[1])
+        sq = d1x * d1x + d1y * d1y
+        iden = _F64(1.0) / (sq * wp.sqrt(sq))
+        res[j] = _F64(2.0) * (d1x * d2y - d1y * d2x) * iden  # TUMFTM's 2 (docstring)
+        jm[j] = (d1x * ny[jmm] - d1y * nx[jmm]) * iden
+        j0[j] = _F64(-2.0) * (d1x * ny[j] - d1y * nx[j]) * iden
+        jp[j] = (d1x * ny[jpp] - d1y * nx[jpp]) * iden
+    # the normal matrix (undamped diagonal in d0) and the gradient at 0 (in g0)
+    mean = _F64(0.0)
+    for k in range(n):
+        j = base + k
+        km = base + _wrap(k - 1, n)
+        kp = base + _wrap(k + 1, n)
+        d0[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
+        ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
+        ff[j] = jm[kp] * jp[kp]
+        g0[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
+        mean += d0[j]
+        al[j] = _F64(0.0)
+    mean = mean / _F64(n)
+    lam = _F64(1.0e-3)
+    fcur = _lin_objective(res, jm, j0, jp, al, base, n)
+    # proximal steps on the one quadratic: each a box QP damped by lam (the undamped one's
+    # active-set passes can cycle), a step kept when it lowers the quadratic
+    for _it in range(outer):
+        for k in range(n):
+            j = base + k
+            jm1 = base + _wrap(k - 1, n)
+            jm2 = base + _wrap(k - 2, n)
+            jp1 = base + _wrap(k + 1, n)
+            jp2 = base + _wrap(k + 2, n)
+            hx = d0[j] * al[j] + ee[j] * al[jp1] + ee[jm1] * al[jm1]
+            hx = hx + ff[j] * al[jp2] + ff[jm2] * al[jm2]
+            gg[j] = g0[j] + hx
+            dk = d0[j] + lam * mean + _F64(1.0e-12) * mean + _TINY
+            dd[j] = dk
+            idd[j] = _F64(1.0) / dk
+            st[j] = _F64(0.0)
+        _active_set(
+            dd, ee, ff, gg, idd, lo, hi, al, st, act, cand, ib0, b1, b2, tail, base, n, inner
+        )
+        for k in range(n):
+            j = base + k
+            cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
+        fnew = _lin_objective(res, jm, j0, jp, cand, base, n)
+        if fnew < fcur:
+            fcur = fnew
+            for k in range(n):
+                al[base + k] = cand[base + k]
+            lam = wp.max(lam / _F64(3.0), _F64(1.0e-9))
+        else:
+            lam = lam * _F64(4.0)
+    objective[e] = _objective(xy, nx, ny, al, w, px, py, base, n)
 
 
 @wp.func

@@ -15,6 +15,19 @@ each a box-constrained QP on the periodic pentadiagonal normal matrix solved by 
 whose active set repeats the last one's ends the step, every further pass giving the same
 step). A circle's line is the widest circle that fits, an oval's cuts its corners.
 
+``objective="linearised"`` solves TUMFTM's (``trajectory_planning_helpers.opt_min_curv``)
+problem instead: ``kappa_i = (x'_i y''_i - y'_i x''_i) / (x'_i^2 + y'_i^2)^1.5`` with the
+first derivatives (central differences) and the denominator held at the centerline's and
+``p''_i = r_{i+1} - 2 r_i + r_{i-1}`` of the line, so ``kappa = k + J alpha`` is linear in
+the offsets. As theirs, it minimises ``sum_i (2 k_i + (J alpha)_i)^2`` (unweighted; their
+``quadprog.solve_qp`` minimises ``1/2 a^T H a + f^T a`` and is handed the ``H`` and ``f``
+of ``|k + J a|^2``, which halves the quadratic term: reproduced to 1e-9 in the offsets with
+their spline matrices), one box QP, never re-linearised, solved
+from the centerline by damped proximal steps (the undamped active-set passes can cycle),
+each a box QP by the same active-set passes, a step kept when it lowers the quadratic. Linearised about the centerline, it favours
+the inside: a circle's line is the inner edge (``kappa_lin = (R - a) / R^2`` for an offset
+``a`` inwards), the shortest circle that fits.
+
 The speed: per point the limit ``min(v_max, sqrt(mu g / |kappa_i|))``; on segment ``i``
 (``ds_i`` long) the longitudinal acceleration ``a_i = (v_{i+1}^2 - v_i^2) / (2 ds_i)``
 satisfies ``|a_i| <= a_max`` and ``a_i^2 + max(v_i^2 |kappa_i|, v_{i+1}^2 |kappa_{i+1}|)^2
@@ -50,6 +63,13 @@ from . import _racing_kernels as _rk
 
 #: Gauss-Newton steps and active-set passes per step (the defaults of ``racing_line``)
 ITERATIONS, PASSES = 12, 8
+
+#: the objectives ``racing_line`` accepts (the first the default)
+OBJECTIVES = ("curvature", "linearised")
+
+#: proximal steps and active-set passes per step of the ``"linearised"`` objective's one
+#: quadratic (the defaults of ``racing_line(objective="linearised")``)
+LINEARISED_ITERATIONS, LINEARISED_PASSES = 24, 16
 
 
 def _positive(name: str, value: Any, zero_ok: bool = False, owner: str = "VehicleParams") -> float:
@@ -304,8 +324,9 @@ def racing_line(
     vehicle: VehicleParams | None = None,
     *,
     scale: float = 1.0,
-    iterations: int = ITERATIONS,
-    passes: int = PASSES,
+    iterations: int | None = None,
+    passes: int | None = None,
+    objective: str = "curvature",
     device: str | None = None,
 ) -> RacingLine:
     """Computes the minimum-curvature racing line and its speed profile for every env.
@@ -319,7 +340,12 @@ def racing_line(
             number or an ``[E, N]`` array each (both or neither).
         vehicle: the car (``VehicleParams()`` when None).
         scale: metres per world unit (the outputs are in metres).
-        iterations: Gauss-Newton steps (>= 1). passes: most active-set passes per step (>= 1).
+        iterations: Gauss-Newton steps (``"curvature"``) or damped proximal steps on the
+            one quadratic (``"linearised"``), >= 1; passes: most active-set passes per
+            step, >= 1 (None: ``ITERATIONS``, ``PASSES``, or ``LINEARISED_ITERATIONS``,
+            ``LINEARISED_PASSES``).
+        objective: ``"curvature"`` (the true discrete curvature, by Gauss-Newton) or
+            ``"linearised"`` (TUMFTM's curvature linearised about the centerline, one QP).
         device: the device for plain arrays (the current one when None; a result runs
             where it lives).
 
@@ -329,8 +355,9 @@ def racing_line(
     Raises:
         ParamsError: a source that is neither a result nor ``[E, N, 2]`` finite points,
             widths that are not finite numbers >= 0 or not ``[E, N]``, widths narrower than
-            the vehicle, a ``scale`` not > 0, ``iterations``/``passes`` not ints >= 1, or
-            a ``vehicle`` that is not ``VehicleParams``.
+            the vehicle, a ``scale`` not > 0, ``iterations``/``passes`` not ints >= 1, an
+            ``objective`` not in ``OBJECTIVES``, or a ``vehicle`` that is not
+            ``VehicleParams``.
     """
     vehicle = VehicleParams() if vehicle is None else vehicle
     if not isinstance(vehicle, VehicleParams):
@@ -338,6 +365,16 @@ def racing_line(
             f"racing_line vehicle: expected VehicleParams, got {type(vehicle).__name__}"
         )
     scale = _positive("scale", scale, owner="racing_line")
+    if not isinstance(objective, str) or objective not in OBJECTIVES:
+        raise ParamsError(
+            f"racing_line objective: expected one of {', '.join(map(repr, OBJECTIVES))}, "
+            f"got {objective!r}"
+        )
+    lin = objective == "linearised"
+    if iterations is None:
+        iterations = LINEARISED_ITERATIONS if lin else ITERATIONS
+    if passes is None:
+        passes = LINEARISED_PASSES if lin else PASSES
     iterations, passes = _check_int("iterations", iterations, 1), _check_int("passes", passes, 1)
     ctx, xy, wl, wr, E, N, cache = _inputs(result_or_xy, w_right, w_left, vehicle, scale, device)
     key = ("racing", E, N)
@@ -352,10 +389,11 @@ def racing_line(
     launches = [
         (_rk._prep_k, [xy, wl, wr, N, half] + [a[k] for k in "nx ny w lo hi al".split()] + [s.ok]),
         (
-            _rk._solve_k,
+            _rk._solve_lin_k if lin else _rk._solve_k,
             [xy, N, iterations, passes, a["nx"], a["ny"], a["w"], a["lo"], a["hi"], s.ok]
             + [a["al"], *(a[k] for k in names), s.act]
             + [a[k] for k in "px py ib0 b1 b2 tail".split()]
+            + ([a["kap"], a["ds"]] if lin else [])
             + [s.objective],
         ),
         (
@@ -379,4 +417,14 @@ def racing_line(
     )
 
 
-__all__ = ["ITERATIONS", "LAP_METRICS", "PASSES", "RacingLine", "VehicleParams", "racing_line"]
+__all__ = [
+    "ITERATIONS",
+    "LAP_METRICS",
+    "LINEARISED_ITERATIONS",
+    "LINEARISED_PASSES",
+    "OBJECTIVES",
+    "PASSES",
+    "RacingLine",
+    "VehicleParams",
+    "racing_line",
+]
