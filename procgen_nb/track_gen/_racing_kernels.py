@@ -255,6 +255,51 @@ def _active_set(
         _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
 
 
+@wp.func
+def _normal_matrix(
+    res: wp.array(dtype=wp.float64),
+    jm: wp.array(dtype=wp.float64),
+    j0: wp.array(dtype=wp.float64),
+    jp: wp.array(dtype=wp.float64),
+    dd: wp.array(dtype=wp.float64),
+    ee: wp.array(dtype=wp.float64),
+    ff: wp.array(dtype=wp.float64),
+    gg: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+) -> wp.float64:
+    """``J^T J`` of the cyclic three-entry rows ``(jm, j0, jp)`` as its diagonal ``dd`` and
+    first and second off-diagonals ``ee``, ``ff``, and ``J^T res`` in ``gg``; returns the
+    sum of the diagonal."""
+    total = _F64(0.0)
+    for k in range(n):
+        j = base + k
+        km = base + _wrap(k - 1, n)
+        kp = base + _wrap(k + 1, n)
+        dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
+        ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
+        ff[j] = jm[kp] * jp[kp]
+        gg[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
+        total += dd[j]
+    return total
+
+
+@wp.func
+def _clipped_step(
+    al: wp.array(dtype=wp.float64),
+    st: wp.array(dtype=wp.float64),
+    lo: wp.array(dtype=wp.float64),
+    hi: wp.array(dtype=wp.float64),
+    cand: wp.array(dtype=wp.float64),
+    base: int,
+    n: int,
+):
+    """``cand = clip(al + st, lo, hi)`` over one env's offsets."""
+    for k in range(n):
+        j = base + k
+        cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
+
+
 @wp.kernel
 def _solve_k(
     xy: wp.array(dtype=wp.vec2),
@@ -311,16 +356,7 @@ def _solve_k(
             jm[j] = s * wp.dot(d0, wp.vec2d(nx[jmm], ny[jmm]))
             j0[j] = s * wp.dot(d1, wp.vec2d(nx[j], ny[j]))
             jp[j] = s * wp.dot(d2, wp.vec2d(nx[jpp], ny[jpp]))
-        mean = _F64(0.0)
-        for k in range(n):
-            j = base + k
-            km = base + _wrap(k - 1, n)
-            kp = base + _wrap(k + 1, n)
-            dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
-            ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
-            ff[j] = jm[kp] * jp[kp]
-            gg[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
-            mean += dd[j]
+        mean = _normal_matrix(res, jm, j0, jp, dd, ee, ff, gg, base, n)
         damp = lam * mean / _F64(n) + _F64(1.0e-12) * mean / _F64(n) + _TINY
         for k in range(n):
             dk = dd[base + k] + damp
@@ -330,9 +366,7 @@ def _solve_k(
         _active_set(
             dd, ee, ff, gg, idd, lo, hi, al, st, act, cand, ib0, b1, b2, tail, base, n, inner
         )
-        for k in range(n):
-            j = base + k
-            cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
+        _clipped_step(al, st, lo, hi, cand, base, n)
         fnew = _objective(xy, nx, ny, cand, w, px, py, base, n)
         if fnew < fcur:
             fcur = fnew
@@ -431,18 +465,9 @@ def _solve_lin_k(
         j0[j] = _F64(-2.0) * (d1x * ny[j] - d1y * nx[j]) * iden
         jp[j] = (d1x * ny[jpp] - d1y * nx[jpp]) * iden
     # the normal matrix (undamped diagonal in d0) and the gradient at 0 (in g0)
-    mean = _F64(0.0)
+    mean = _normal_matrix(res, jm, j0, jp, d0, ee, ff, g0, base, n) / _F64(n)
     for k in range(n):
-        j = base + k
-        km = base + _wrap(k - 1, n)
-        kp = base + _wrap(k + 1, n)
-        d0[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
-        ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
-        ff[j] = jm[kp] * jp[kp]
-        g0[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
-        mean += d0[j]
-        al[j] = _F64(0.0)
-    mean = mean / _F64(n)
+        al[base + k] = _F64(0.0)
     lam = _F64(1.0e-3)
     fcur = _lin_objective(res, jm, j0, jp, al, base, n)
     # proximal steps on the one quadratic: each a box QP damped by lam (the undamped one's
@@ -464,9 +489,7 @@ def _solve_lin_k(
         _active_set(
             dd, ee, ff, gg, idd, lo, hi, al, st, act, cand, ib0, b1, b2, tail, base, n, inner
         )
-        for k in range(n):
-            j = base + k
-            cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
+        _clipped_step(al, st, lo, hi, cand, base, n)
         fnew = _lin_objective(res, jm, j0, jp, cand, base, n)
         if fnew < fcur:
             fcur = fnew
