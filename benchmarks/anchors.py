@@ -48,16 +48,17 @@ NO_DEPS_PEER = "random-track-generator"
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
-def no_deps_pins(pyproject: Path = PYPROJECT) -> list[str]:
-    """The ``name==version`` pins of ``[tool.procgen_nb.anchors] no-deps``.
+def no_deps_pins(pyproject: Path = PYPROJECT, table: str = "anchors") -> list[str]:
+    """The ``name==version`` pins of ``[tool.procgen_nb.<table>] no-deps`` (``anchors``: the
+    peers of this benchmark; ``racing``: TUMFTM's package for the racing-line checks).
 
     Raises:
         ValueError: the table is missing, or a pin is not ``name==version``.
     """
-    table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("procgen_nb", {})
-    pins = table.get("anchors", {}).get("no-deps")
+    tool = tomllib.loads(pyproject.read_text()).get("tool", {}).get("procgen_nb", {})
+    pins = tool.get(table, {}).get("no-deps")
     if not pins:
-        raise ValueError(f"{pyproject}: expected [tool.procgen_nb.anchors] no-deps, got none")
+        raise ValueError(f"{pyproject}: expected [tool.procgen_nb.{table}] no-deps, got none")
     for pin in pins:
         if pin.count("==") != 1:
             raise ValueError(f"{pyproject}: expected name==version pins, got {pin!r}")
@@ -72,10 +73,10 @@ def _cache() -> Path:
     return Path(xdg) / "procgen_nb" / "anchors"
 
 
-def no_deps_folder(install: bool = True) -> tuple[Path | None, str]:
-    """The cached folder holding the ``no-deps`` pins (installed there first when missing
-    and ``install``), and a note; ``(None, why)`` when it cannot be had."""
-    pins = no_deps_pins()
+def no_deps_folder(install: bool = True, table: str = "anchors") -> tuple[Path | None, str]:
+    """The cached folder holding the ``no-deps`` pins of ``table`` (installed there first
+    when missing and ``install``), and a note; ``(None, why)`` when it cannot be had."""
+    pins = no_deps_pins(table=table)
     folder = _cache() / "-".join(p.replace("==", "-") for p in pins)
     ready = folder / ".ready"
     if ready.exists() and ready.read_text().split() == pins:

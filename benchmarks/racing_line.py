@@ -41,7 +41,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -317,11 +320,17 @@ def main(argv: list[str] | None = None) -> None:
         print(f"NumPy/SciPy reference skipped: {exc}")
 
     T = min(args.tumftm, E)
-    try:
-        import trajectory_planning_helpers  # noqa: F401
-    except ImportError:
-        print("TUMFTM skipped: pip install --no-deps trajectory-planning-helpers==0.79")
-        return
+    if importlib.util.find_spec("trajectory_planning_helpers") is None:
+        # the cached --no-deps folder of [tool.procgen_nb.racing] (what the tests install)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from anchors import no_deps_folder
+
+        folder, note = no_deps_folder(install=False, table="racing")
+        if folder is None or importlib.util.find_spec("quadprog") is None:
+            print(f"TUMFTM skipped ({note}): pip install -e .[benchmark] and then")
+            print("  pip install --no-deps trajectory-planning-helpers==0.79")
+            return
+        sys.path.insert(0, str(folder))
     laps, secs, cpus, objs, same, longer, iqp = [], [], [], [], [], [], []
     for e in range(T):
         (lt, ln, _), s, c = _timed(lambda e=e: tumftm(xy[e], w, veh))
