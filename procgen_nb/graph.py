@@ -174,6 +174,18 @@ class Graph(KernelParams, GraphEdges):
         """The node names in cook order."""
         return list(self._nodes)
 
+    def node_of(self, name: str) -> Any:
+        """Returns the node (what ``@pg.node`` or ``TrackGenerator.node()`` made) added as
+        ``name``.
+
+        Raises:
+            GraphError: no node of that name (the message lists the names).
+        """
+        inst = self._nodes.get(name)
+        if inst is None:
+            raise GraphError(f"node name: expected one of {list(self._nodes)}, got {name!r}")
+        return inst.node
+
     def params(self) -> dict[str, Field]:
         """Returns every declared parameter as ``"node.param" -> Field``."""
         if self._params is not None:

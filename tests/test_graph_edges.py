@@ -55,3 +55,18 @@ def test_edges_cook_nothing():
     g = _hand_built()
     g.edges()
     assert g.last is None
+
+
+def test_node_of_hands_back_the_node_added_under_a_name():
+    import pytest
+
+    from procgen_nb.errors import GraphError
+    from procgen_nb.track_gen import TrackGenConfig, TrackGenerator
+
+    g = _hand_built()
+    assert [g.node_of(n).fn for n in g.nodes] == [_points, _keep, _join, _keep]
+    tg = TrackGenerator(TrackGenConfig(num_envs=2, num_points=32, device="cpu"))
+    g.add("tracks", tg.node())
+    assert g.node_of("tracks").generator is tg  # what a view's selection reads
+    with pytest.raises(GraphError, match=r"node name: expected one of \[.*'again'.*\], got 'nope'"):
+        g.node_of("nope")

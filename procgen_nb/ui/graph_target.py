@@ -200,8 +200,10 @@ def _wired_up(graph: Any, name: str) -> list[str]:
 
 def _node_generator(graph: Any, name: str) -> Any:
     """The TrackGenerator or Course node ``name`` calls (``node.generator``), or None."""
-    inst = getattr(graph, "_nodes", {}).get(name)
-    return getattr(getattr(inst, "node", None), "generator", None)
+    node_of = getattr(graph, "node_of", None)
+    if not callable(node_of) or name not in getattr(graph, "nodes", ()):
+        return None
+    return getattr(node_of(name), "generator", None)
 
 
 def _generator_upstream(graph: Any, drawn: str) -> tuple[Any, str] | None:
