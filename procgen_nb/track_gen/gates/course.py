@@ -132,6 +132,14 @@ class Course:
         samples = check_int("Course samples", samples, 2, 256)
         self.track_width = _width(track_width)
         self.ctx = _context("Course ctx", ctx, track.device)
+        self._make(track, gates, gate_generator, samples)
+
+    # -- construction --------------------------------------------------------------------
+    def _make(
+        self, track: TrackGenConfig, gates: GateGenConfig, gate_generator: Any, samples: int
+    ) -> None:
+        """Makes the two generators over checked configs, the course's arrays and its
+        warm-up call (again, from ``node()``, when a static field moved)."""
         spec = gate_generator if gate_generator is not None else lookup(registry, gates.generator)
         stage = as_gate_stage(spec)
         self.gates_first = "xy" not in tuple(getattr(stage, "reads", ()))
@@ -146,7 +154,6 @@ class Course:
         with unlogged():  # the warm-up is no part of a graph node's recording
             self._run_course(eager=True)
 
-    # -- construction --------------------------------------------------------------------
     def _build_course(self) -> None:
         E, N = self.track.config.num_envs, self.track.config.num_points
         g, t = self.gates.result, self.track.result
@@ -245,18 +252,11 @@ class Course:
         Raises:
             GeneratorError: a Params field named ``epoch`` or named like another one.
         """
-        samples = self.track.stage._samples if self.gates_first else 8
+        samples = self.track.stage.samples if self.gates_first else 8
 
         def restart() -> None:
             with unlogged():  # making the course is no part of the node's recording
-                self.__init__(
-                    self.track.config,
-                    self.gates.config,
-                    track_width=self.track_width,
-                    gate_generator=self.gates.stage,
-                    samples=samples,
-                    ctx=self.ctx,
-                )
+                self._make(self.track.config, self.gates.config, self.gates.stage, samples)
 
         return course_node(self, restart, name)
 
