@@ -17,7 +17,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..device import _init_warp
-from ._racing_qp import _masked_solve, _wrap
+from ._racing_qp import _active_set, _clipped_step, _normal_matrix, _wrap
 
 _init_warp()
 
@@ -182,122 +182,6 @@ def _prep_k(
         hi[j] = hw
         al[j] = _F64(0.0)
     ok[e] = good
-
-
-@wp.func
-def _active_set(
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    gg: wp.array(dtype=wp.float64),
-    idd: wp.array(dtype=wp.float64),
-    lo: wp.array(dtype=wp.float64),
-    hi: wp.array(dtype=wp.float64),
-    al: wp.array(dtype=wp.float64),
-    st: wp.array(dtype=wp.float64),
-    act: wp.array(dtype=wp.int32),
-    cand: wp.array(dtype=wp.float64),
-    ib0: wp.array(dtype=wp.float64),
-    b1: wp.array(dtype=wp.float64),
-    b2: wp.array(dtype=wp.float64),
-    tail: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-    inner: int,
-):
-    """At most ``inner`` primal-dual active-set passes on the box QP ``min 1/2 s^T A s +
-    g^T s`` over ``lo - al <= s <= hi - al`` (``A`` in ``dd``, ``ee``, ``ff``, ``1 / dd`` in
-    ``idd``, ``g`` in ``gg``) from ``st``; the step left in ``st``."""
-    # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
-    for pit in range(inner):
-        changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
-        for k in range(n):
-            j = base + k
-            jm1 = j - 1
-            jm2 = j - 2
-            jp1 = j + 1
-            jp2 = j + 2
-            if k < 2:
-                jm2 += n
-                if k < 1:
-                    jm1 += n
-            if k >= n - 2:
-                jp2 -= n
-                if k >= n - 1:
-                    jp1 -= n
-            mu = (
-                dd[j] * st[j]
-                + ee[j] * st[jp1]
-                + ee[jm1] * st[jm1]
-                + ff[j] * st[jp2]
-                + ff[jm2] * st[jm2]
-                + gg[j]
-            )
-            t = st[j] - mu * idd[j]
-            a = int(0)  # noqa: UP018 (a dynamic variable in Warp)
-            c = _F64(0.0)
-            sl = lo[j] - al[j]
-            sh = hi[j] - al[j]
-            if t < sl:
-                a = -1
-                c = sl
-            if t > sh:
-                a = 1
-                c = sh
-            if a != act[j]:
-                changed = 1
-            act[j] = a
-            cand[j] = c
-        # the same active set as the last pass: its solve gives the same step (the
-        # right-hand side depends on the set alone), so the remaining passes would too
-        if pit > 0 and changed == 0:
-            break
-        _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
-
-
-@wp.func
-def _normal_matrix(
-    res: wp.array(dtype=wp.float64),
-    jm: wp.array(dtype=wp.float64),
-    j0: wp.array(dtype=wp.float64),
-    jp: wp.array(dtype=wp.float64),
-    dd: wp.array(dtype=wp.float64),
-    ee: wp.array(dtype=wp.float64),
-    ff: wp.array(dtype=wp.float64),
-    gg: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-) -> wp.float64:
-    """``J^T J`` of the cyclic three-entry rows ``(jm, j0, jp)`` as its diagonal ``dd`` and
-    first and second off-diagonals ``ee``, ``ff``, and ``J^T res`` in ``gg``; returns the
-    sum of the diagonal."""
-    total = _F64(0.0)
-    for k in range(n):
-        j = base + k
-        km = base + _wrap(k - 1, n)
-        kp = base + _wrap(k + 1, n)
-        dd[j] = jp[km] * jp[km] + j0[j] * j0[j] + jm[kp] * jm[kp]
-        ee[j] = j0[j] * jp[j] + jm[kp] * j0[kp]
-        ff[j] = jm[kp] * jp[kp]
-        gg[j] = jp[km] * res[km] + j0[j] * res[j] + jm[kp] * res[kp]
-        total += dd[j]
-    return total
-
-
-@wp.func
-def _clipped_step(
-    al: wp.array(dtype=wp.float64),
-    st: wp.array(dtype=wp.float64),
-    lo: wp.array(dtype=wp.float64),
-    hi: wp.array(dtype=wp.float64),
-    cand: wp.array(dtype=wp.float64),
-    base: int,
-    n: int,
-):
-    """``cand = clip(al + st, lo, hi)`` over one env's offsets."""
-    for k in range(n):
-        j = base + k
-        cand[j] = wp.min(wp.max(al[j] + st[j], lo[j]), hi[j])
 
 
 @wp.kernel
