@@ -1,5 +1,6 @@
 """The code matches docs/architecture.md: no import circle, imports only go down the layers,
-every module is in a layer, says in its docstring what it holds and is named for it.
+every module is in a layer, says in its docstring what it holds, is named for it and stays
+under 600 lines.
 
 Every module of procgen_nb is parsed with ``ast``; every import counts (module level,
 inside functions, under ``if TYPE_CHECKING:``). The layer tables are read from
@@ -19,6 +20,7 @@ import procgen_nb
 
 PKG = Path(procgen_nb.__file__).parent
 DOC = PKG.parent / "docs" / "architecture.md"
+MAX_LINES = 600
 GRAB_BAGS = {"util", "utils", "helpers", "misc", "common", "stuff", "tools", "lib"}
 
 
@@ -176,6 +178,15 @@ def upward(graph: dict[str, set[str]], top: list[list[str]], track: list[list[st
 def test_imports_only_go_down_the_layers():
     up = upward(GRAPH, TOP, TRACK)
     assert up == [], "imports upwards (docs/architecture.md, rule 2):\n  " + "\n  ".join(up)
+
+
+def test_every_module_is_under_600_lines():
+    long = {
+        str(p.relative_to(PKG)): n
+        for p in PKG.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) >= MAX_LINES
+    }
+    assert long == {}, f"modules of {MAX_LINES} lines or more (rule 3): {long}"
 
 
 def test_every_module_says_what_it_holds():
