@@ -22,7 +22,8 @@ the hook runs), and the others work in pieces. One instruction can be long (comp
 call ran past its ceiling in wall time, a watchdog thread makes the hook run at the next
 instruction (see ``_watchdog``). So no call runs more than about max(2 x ceiling,
 ceiling + 1 s) of CPU time: a single instruction or C function is bounded by
-``max_memory`` (512 MB by default, so one copy stays well under a second). An interrupt
+``max_memory`` (512 MB by default: one copy of that size takes a fraction of a second,
+more where the machine maps fresh memory slowly). An interrupt
 (Ctrl-C) stops a call too, and is raised again in Python.
 
 Luau's ``task`` library (``spawn``, ``defer``, ``delay``, ``wait``, ``cancel``) runs tasks
