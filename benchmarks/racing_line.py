@@ -28,6 +28,9 @@ few percent longer, so their laps are slower. ``--iqp`` runs TUMFTM's iterated Q
 (``iqp_handler``, re-linearised about each solution) too: it moves the other way from ours.
 
     python benchmarks/racing_line.py [--envs 1024] [--points 256] [--ref-envs 16] [--tumftm 8]
+    python benchmarks/racing_line.py --smoke     # tiny sizes (the test suite)
+
+``main`` returns the figures as a dict (``benchmarks/report.py`` makes its table of them).
 """
 
 from __future__ import annotations
@@ -263,7 +266,8 @@ def _timed(fn):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict:
+    """Runs the benchmark; returns its figures (tracks/s, ratios, agreements) by name."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--envs", type=int, default=1024)
     ap.add_argument("--points", type=int, default=256)
@@ -272,8 +276,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--iqp", action="store_true", help="TUMFTM's iterated QP too")
     ap.add_argument("--repeat", type=int, default=3, help="our runs; the fastest is kept")
     ap.add_argument("--device", default=None)
+    ap.add_argument("--smoke", action="store_true", help="8 tracks of 32 points, 1 reference")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.envs, args.points, args.ref_envs, args.tumftm, args.repeat = 8, 32, 1, 1, 1
     E, N = args.envs, args.points
+    rows: dict = {"sizes": f"E={E}, N={N}, best of {max(1, args.repeat)}", "E": E}
     w = 6.0
     veh = VehicleParams(mu=1.0, v_max=80.0, a_max=G, width=2.0)  # a_max = mu g: as TUMFTM's ggv
     xy = tracks(E, N)
@@ -292,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
         f"racing_line  E={E} N={N}: {ours:.3f} s, {E / ours:.1f} tracks/s "
         f"(CPU {ours_cpu:.3f} s, fastest of {max(1, args.repeat)})"
     )
+    rows.update({"tracks/s": E / ours, "cpu s": ours_cpu, "threads": _threads(E, N, args)})
     lin_wall = lin_cpu = float("inf")
     for _ in range(max(1, args.repeat)):
 
@@ -305,6 +314,7 @@ def main(argv: list[str] | None = None) -> None:
         f"racing_line  objective='linearised': {lin_wall:.3f} s, {E / lin_wall:.1f} tracks/s "
         f"(CPU {lin_cpu:.3f} s)"
     )
+    rows.update({"linearised tracks/s": E / lin_wall, "linearised cpu s": lin_cpu})
 
     R = min(args.ref_envs, E)
     try:
@@ -316,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
             f"NumPy/SciPy  {R} envs: {per * 1e3:.1f} ms/track; ratio {per * E / ours:.1f}x; "
             f"lap time max rel diff {err:.2e}"
         )
+        rows.update({"numpy ms/track": per * 1e3, "numpy lap rel": float(err), "numpy envs": R})
     except ImportError as exc:
         print(f"NumPy/SciPy reference skipped: {exc}")
 
@@ -329,7 +340,7 @@ def main(argv: list[str] | None = None) -> None:
         if folder is None or importlib.util.find_spec("quadprog") is None:
             print(f"TUMFTM skipped ({note}): pip install -e .[benchmark] and then")
             print("  pip install --no-deps trajectory-planning-helpers==0.79")
-            return
+            return rows
         sys.path.insert(0, str(folder))
     laps, secs, cpus, objs, same, longer, iqp = [], [], [], [], [], [], []
     for e in range(T):
@@ -362,8 +373,19 @@ def main(argv: list[str] | None = None) -> None:
     rel_lin = lap_lin[:T] / laps - 1
     print(
         f"  lap time, objective='linearised': ours/TUMFTM - 1 = mean {np.mean(rel_lin):+.3%}, "
-        f"max |.| {np.max(np.abs(rel_lin)):.3%} (goal 1%); TUMFTM CPU time ratio "
-        f"{per_cpu * E / lin_cpu:.1f}x"
+        f"max |.| {np.max(np.abs(rel_lin)):.3%} (goal 1%); TUMFTM ratio "
+        f"{per * E / lin_wall:.1f}x (CPU time: {per_cpu * E / lin_cpu:.1f}x)"
+    )
+    rows.update(
+        {
+            "tumftm tracks": T,
+            "tumftm ms/track": per * 1e3,
+            "tumftm cpu ms/track": per_cpu * 1e3,
+            "lap rel mean": float(np.mean(-rel / (1 + rel))),
+            "lap rel max": float(np.max(np.abs(rel / (1 + rel)))),
+            "linearised lap rel mean": float(np.mean(rel_lin)),
+            "linearised lap rel max": float(np.max(np.abs(rel_lin))),
+        }
     )
     print(
         f"  our speed profile on TUMFTM's line / their lap time - 1: mean {np.mean(same):+.3%}, "
@@ -397,6 +419,16 @@ def main(argv: list[str] | None = None) -> None:
         f"sqrt(mu g r) = {2 * np.pi * np.sqrt(r_fit / (veh.mu * G)):.3f} s); "
         f"objective='linearised' r={r_lin:.2f} m"
     )
+    return rows
+
+
+def _threads(E: int, N: int, args: argparse.Namespace) -> int:
+    """The CPU threads a racing_line call of E envs of N points splits over (1 on a GPU)."""
+    import warp as wp
+
+    from procgen_nb.track_gen._threads import threads_for
+
+    return 1 if wp.get_device(args.device).is_cuda else threads_for(E, N)
 
 
 if __name__ == "__main__":

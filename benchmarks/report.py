@@ -215,6 +215,51 @@ def anchors_table(args: list[str], echo: bool) -> str | None:
     return f"{head}\n{body}"
 
 
+def racing_table(args: list[str], echo: bool) -> str:
+    """racing_line.py: both objectives against TUMFTM's per-track time and lap times, and
+    the NumPy/SciPy version of the same algorithm."""
+    rl = _load("racing_line")
+    rows, load, _ = _run(lambda: rl.main(args), echo)
+    E = rows["E"]
+    have = "tumftm ms/track" in rows
+    body_rows = []
+    for name, pre in (("curvature (default)", ""), ("linearised", "linearised ")):
+        rate = rows[f"{pre}tracks/s"]
+        if have:
+            wall = rows["tumftm ms/track"] * 1e-3 * rate
+            cpu = rows["tumftm cpu ms/track"] * 1e-3 * E / rows[f"{pre}cpu s"]
+            lap = f"{rows[f'{pre}lap rel mean']:+.2%} / {rows[f'{pre}lap rel max']:.2%}"
+            ratio = f"{wall:,.0f}x ({cpu:,.0f}x)"
+        else:
+            lap = ratio = "TUMFTM not installed"
+        body_rows.append([name, f"{rate:,.0f}", ratio, lap])
+    body = _table(
+        [
+            "objective",
+            "tracks/s",
+            "ratio to TUMFTM, wall (CPU time)",
+            "lap time vs TUMFTM, mean / max",
+        ],
+        body_rows,
+    )
+    notes = []
+    if have:
+        notes.append(
+            f"TUMFTM: `opt_min_curv` + `calc_vel_profile` one track at a time on "
+            f"{rows['tumftm tracks']} tracks, {rows['tumftm ms/track']:.0f} ms/track (CPU "
+            f"{rows['tumftm cpu ms/track']:.0f} ms); goals 1000x and 1% on lap time."
+        )
+    if "numpy ms/track" in rows:
+        notes.append(
+            f"NumPy/SciPy, the same algorithm ({rows['numpy envs']} envs): "
+            f"{rows['numpy ms/track']:.1f} ms/track, ratio "
+            f"{rows['numpy ms/track'] * 1e-3 * rows['tracks/s']:,.0f}x; lap times within "
+            f"{rows['numpy lap rel']:.1e}."
+        )
+    head = _header("racing_line.py", load, f"threads per call {rows['threads']}", rows["sizes"])
+    return f"{head}\n{body}\n" + "\n\n".join(notes)
+
+
 def build(smoke: bool, echo: bool = True) -> str:
     """Runs the benchmarks and returns the Markdown of their tables."""
     if smoke:
@@ -223,6 +268,7 @@ def build(smoke: bool, echo: bool = True) -> str:
             sweep_table(["--smoke"], echo),
             mesh_table(["--smoke"], echo),
             anchors_table(["--smoke"], echo),
+            racing_table(["--smoke"], echo),
         ]
     else:
         parts = [
@@ -230,6 +276,7 @@ def build(smoke: bool, echo: bool = True) -> str:
             sweep_table(["--grid", "9", "--repeats", "3"], echo),
             mesh_table([], echo),
             anchors_table([], echo),
+            racing_table([], echo),
         ]
     return "\n".join(p for p in parts if p)
 

@@ -120,9 +120,9 @@ def test_report_writes_every_table_with_its_header(tmp_path):
     tables = rep.main(["--smoke", "--quiet", "--out", str(out)])
     assert out.read_text() == tables
     heads = [ln for ln in tables.splitlines() if "load average" in ln]
-    for name in ("compare_generators.py", "sweep.py", "mesh_intersect.py"):
+    for name in ("compare_generators.py", "sweep.py", "mesh_intersect.py", "racing_line.py"):
         assert f"### {name}" in tables
-    assert len(heads) >= 3
+    assert len(heads) >= 4
     assert all("UTC" in h and "threads" in h and "cores" in h for h in heads)
     assert "cKDTree" in tables and "hull" in tables
     rows = [ln for ln in tables.splitlines() if ln.startswith("| polar ")]

@@ -174,3 +174,25 @@ def test_lap_times_agree_with_tumftm_within_one_percent(monkeypatch):
     theirs = np.array([mod.tumftm(xy[e], 6.0, veh)[0] for e in range(3)])
     np.testing.assert_allclose(ours, theirs, rtol=0.003)  # measured <= 0.12% (goal 1%)
     assert np.all(default > theirs)  # the true minimum: longer and slower lines
+
+
+def test_the_default_counts_reach_the_quadratic_minimum_at_the_benchmark_size():
+    # the defaults (LINEARISED_ITERATIONS x LINEARISED_PASSES) were chosen on 256-point
+    # tracks: each env's quadratic there is at SciPy's bounded least-squares minimum
+    rng = np.random.default_rng(21)
+    E, N = 6, 256
+    th = np.arange(N) * 2 * np.pi / N
+    rad = np.full((E, N), 150.0)
+    for k in range(2, 5):
+        rad += rng.normal(0, 18.0 / k, (E, 1)) * np.cos(k * th + rng.uniform(0, 6.3, (E, 1)))
+    xy = np.stack([rad * np.cos(th), rad * np.sin(th)], -1).astype(np.float32).astype(np.float64)
+    veh = VehicleParams(width=2.0)
+    o = racing_line(xy, 6.0, 6.0, veh, objective="linearised").numpy()
+    for e in range(E):
+        lo, hi = np.full(N, -5.0), np.full(N, 5.0)
+        J, k0, _ = linear_system(xy[e])
+        a = o["offset"][e].astype(np.float64)
+        f_ref, f_ours = (
+            float(np.sum((2 * k0 + J @ x) ** 2)) for x in (reference(xy[e], lo, hi), a)
+        )
+        assert f_ours <= f_ref * (1 + 1e-4), (e, f_ours / f_ref - 1)
