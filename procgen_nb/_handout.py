@@ -6,6 +6,12 @@ Python objects over the same arrays (nothing moves on the device). They are watc
 weakly: before a replay writes its arrays, every handed-out object still held (a result
 kept, or a Column taken out of one) whose words the replay writes is moved to a device
 copy of them, so it keeps its values. An object nobody holds is gone and costs nothing.
+
+A graph's replay is not the only writer of those arrays: a node may hand out a
+generator's own arrays (``pg.Column(tg.generate().xy)``), which the next call of that
+generator writes, whoever makes it (the node planned again, another graph, a cell).
+``keep_held`` runs before such a call, over the arrays it writes, for every graph's
+handouts.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class Handouts:
 
     def __init__(self) -> None:
         self._held: weakref.WeakSet[Any] = weakref.WeakSet()
+        _ALL.add(self)
         #: the graph's own object -> the object handed out for it (while that one is held
         #: and still over the same words, a later cook hands out the same object again)
         self._given: weakref.WeakKeyDictionary[Any, weakref.ref] = weakref.WeakKeyDictionary()
@@ -122,3 +129,21 @@ class Handouts:
             if any(arr is c for c in copies.values()):
                 self._held.discard(obj)
         return len(copies)
+
+
+#: the Handouts of every graph (weakly): ``keep_held`` asks them all
+_ALL: weakref.WeakSet[Handouts] = weakref.WeakSet()
+
+
+def keep_held(written: list[wp.array]) -> int:
+    """Moves every object any graph handed out and is still held whose words overlap
+    ``written`` to a copy, before a call outside that graph's replay writes them.
+
+    Returns:
+        How many arrays were copied (nothing is read back).
+    """
+    n = 0
+    for h in list(_ALL):
+        if len(h._held):
+            n += h.keep_values(written)
+    return n

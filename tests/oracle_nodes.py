@@ -337,7 +337,8 @@ register(Kind("readback", _readback))
 # Each graph has its own generator (its world); another cell calls the same generator
 # between cooks (``outside``). The node moves the generator's dynamic Params field and its
 # epoch by the node's dynamic Fields, then copies what it reads into arrays of its own (a
-# gather over the live envs), so a later outside call cannot change a result it made.
+# gather over the live envs). ``track_bare`` hands out the generator's own arrays instead:
+# a later call writes them, and a result kept from an earlier cook must keep its values.
 def _owned(pts: Column, flags: Column, radius: Any) -> dict:
     """The generator's points and valid flags, copied, compacted and flagged on the device."""
     every = ops.transfer.upload(values={"i": np.arange(len(pts), dtype=np.int32)})["columns"]
@@ -426,7 +427,20 @@ def _register_generators() -> None:
 
         return fn
 
+    def track_bare(world):
+        def fn(up, k, n):  # the generator's own arrays handed out (no copy), a constant field
+            world.update(generator_params={"radius_jitter": 0.2})
+            res = world.generate(epoch=n % 5)
+            return {"v": k, "xy": res.points, "flags": res.flags}
+
+        return fn
+
+    def bare_outside(world, x):  # another cell moves the field the node sets, then calls
+        world.update(generator_params={"radius_jitter": 0.7})
+        world.generate(epoch=x)
+
     register(Kind("track", track, lambda w, x: w.generate(epoch=x), track_world))
+    register(Kind("track_bare", track_bare, bare_outside, track_world))
     register(Kind("track_flip", track_flip, lambda w, x: w.generate(epoch=x + 2), track_world))
     register(Kind("track_node", track_node, lambda w, x: w.generate(epoch=x + 1), track_world))
     register(Kind("course", course, lambda w, x: w.generate(epoch=x), course_world))

@@ -449,3 +449,108 @@ def test_in_host_is_true_inside_host_blocks_only():
             pass
         assert ctx.in_host is True
     assert ctx.in_host is False
+
+
+# -- a result kept from an earlier cook keeps its values, whoever writes its arrays ---------
+def _zero_copy_graph(tg, dynamic=False):
+    """A node that hands out the generator's own arrays (no copy)."""
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100), dynamic=dynamic)})
+    def gen(epoch):
+        res = tg.generate(epoch=epoch)
+        return {"xy": pg.Column(res.xy), "valid": pg.Column(res.valid)}
+
+    g = pg.Graph("zero-copy")
+    g.add("gen", gen)
+    return g
+
+
+def _epoch_bytes(cfg, epoch):  # the reference: a fresh generator at that epoch
+    ref = TrackGenerator(cfg)
+    ref.generate(epoch=epoch)
+    return ref.result.xy.numpy().copy(), ref.result.valid.numpy().copy()
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_kept_zero_copy_result_keeps_its_values_when_the_node_plans_or_replays(dynamic):
+    cfg = _cfg()
+    tg = TrackGenerator(cfg)
+    g = _zero_copy_graph(tg, dynamic)
+    a = g.cook(params={"gen.epoch": 3})
+    b = g.cook(params={"gen.epoch": 5})  # static: the node plans again; dynamic: a replay
+    assert b.report.nodes[0].replayed is dynamic
+    for res, epoch in ((a, 3), (b, 5)):
+        xy, valid = _epoch_bytes(cfg, epoch)
+        assert np.array_equal(res["gen"]["xy"].numpy(), xy), epoch
+        assert np.array_equal(res["gen"]["valid"].numpy(), valid), epoch
+    assert not np.array_equal(*(_epoch_bytes(cfg, e)[0] for e in (3, 5)))  # they differ
+
+
+def test_a_kept_zero_copy_result_keeps_its_values_after_an_outside_call():
+    cfg = _cfg()
+    tg = TrackGenerator(cfg)
+    g = _zero_copy_graph(tg)
+    a = g.cook(params={"gen.epoch": 3})
+    before = pg.traffic()
+    tg.generate(epoch=7)  # another cell writes the generator's arrays
+    moved = pg.traffic() - before
+    assert moved.readbacks == 0
+    assert np.array_equal(a["gen"]["xy"].numpy(), _epoch_bytes(cfg, 3)[0])
+    assert np.array_equal(g.outputs["gen"]["xy"].numpy(), _epoch_bytes(cfg, 3)[0])
+    assert np.array_equal(tg.result.xy.numpy(), _epoch_bytes(cfg, 7)[0])
+
+
+def test_a_kept_result_of_one_graph_survives_another_graphs_replay():
+    cfg = _cfg()
+    tg = TrackGenerator(cfg)
+    g1, g2 = _zero_copy_graph(tg, True), _zero_copy_graph(tg, True)
+    g1.cook(params={"gen.epoch": 1})
+    g2.cook(params={"gen.epoch": 2})
+    a1 = g1.cook(params={"gen.epoch": 3})
+    a2 = g2.cook(params={"gen.epoch": 4})
+    assert a1.report.nodes[0].replayed and a2.report.nodes[0].replayed
+    assert np.array_equal(a1["gen"]["xy"].numpy(), _epoch_bytes(cfg, 3)[0])
+    assert np.array_equal(a2["gen"]["xy"].numpy(), _epoch_bytes(cfg, 4)[0])
+
+
+def test_a_kept_course_column_keeps_its_values_when_the_node_plans_again():
+    tcfg, gcfg = _cfg(num_envs=4, num_points=32, seed=5), GateGenConfig(num_envs=4, seed=5)
+    c = Course(tcfg, gcfg)
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100))})
+    def lap(epoch):
+        c.generate(epoch=epoch)
+        return {"xy": pg.Column(c.xy)}
+
+    g = pg.Graph("course")
+    g.add("lap", lap)
+    a = g.cook(params={"lap.epoch": 1})
+    g.cook(params={"lap.epoch": 2})
+    ref = Course(tcfg, gcfg)
+    ref.generate(epoch=1)
+    assert np.array_equal(a["lap"]["xy"].numpy(), ref.xy.numpy())
+
+
+def test_a_replay_puts_back_the_constant_a_node_gave_a_params_field():
+    # the node sets radius_jitter to a constant; another cell sets it to 0.9 and calls the
+    # generator; the graph's replay writes 0.2 again, and Python's Params follow it
+    tg = _polar()
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100), dynamic=True)})
+    def tracks(epoch):
+        tg.update(generator_params={"radius_jitter": 0.2})
+        return {"xy": pg.Column(tg.generate(epoch=epoch).xy)}
+
+    g = pg.Graph("const")
+    g.add("tracks", tracks)
+    g.cook(params={"tracks.epoch": 1})
+    tg.update(generator_params={"radius_jitter": 0.9})
+    tg.generate(epoch=7)
+    out = g.cook(params={"tracks.epoch": 2})
+    assert out.report.nodes[0].replayed
+    assert tg.params.radius_jitter == pytest.approx(0.2)
+    tg.generate(epoch=7)  # an outside call gives the bytes its Params say
+    ref = _polar()
+    ref.update(generator_params={"radius_jitter": 0.2})
+    ref.generate(epoch=7)
+    assert tg.result.fingerprint() == ref.result.fingerprint()

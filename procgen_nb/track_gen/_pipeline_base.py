@@ -26,6 +26,7 @@ from typing import Any
 
 import warp as wp
 
+from .._handout import keep_held
 from ..dynamic import apply, is_dynamic, peek
 from ..errors import GeneratorError, NotCapturableError
 from ..launch import log_entry, logging_open, unlogged
@@ -113,7 +114,9 @@ class _Pipeline:
 
     def _run(self, mode: str, epoch: int | None = None) -> Any:
         """Runs the plan of ``mode`` (the HOST steps eagerly, the rest replayed) and counts
-        the call; returns ``self.result``."""
+        the call; returns ``self.result``. A graph's result still held over the result's
+        arrays is moved to a copy first (``keep_held``): the call writes them."""
+        keep_held(self._result_arrays())
         for item in self._plan(mode):
             if isinstance(item, _Step):
                 self._host_step(item.name)
@@ -122,6 +125,17 @@ class _Pipeline:
                 item.replay()
         self._called(epoch)
         return self.result
+
+    def _result_arrays(self) -> list[wp.array]:
+        """The arrays of ``self.result`` (its array fields and dicts of arrays): what a
+        call writes and a node may hand out."""
+        out: list[wp.array] = []
+        for v in vars(self.result).values():
+            if isinstance(v, wp.array):
+                out.append(v)
+            elif isinstance(v, dict):
+                out.extend(a for a in v.values() if isinstance(a, wp.array))
+        return out
 
     def _generate(self, epoch: Any) -> Any:
         """``generate``: the epoch written when given, then a call of ``"generate"``."""
@@ -235,7 +249,10 @@ class _Pipeline:
         return self._calls
 
     def _replayed(self, epoch: int | None) -> None:
-        """A graph replayed a call of this generator: Python's epoch follows the word's."""
+        """A graph is about to replay a call of this generator: another graph's results
+        held over its arrays move to copies (``keep_held``; the replaying graph moves its
+        own), and Python's epoch follows the word's."""
+        keep_held(self._result_arrays())
         if epoch is not None:
             self.config.epoch = int(epoch)  # the sync evaluates a dynamic epoch
         self._calls += 1

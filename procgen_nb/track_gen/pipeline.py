@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..dynamic import is_dynamic
 from ..errors import GeneratorError, ParamsError
 from ..launch import log_entry, logging_open
 from ..params import Params
@@ -464,14 +463,16 @@ class TrackGenerator(_Pipeline, _StepBuilder):
         moved = []
         for key, name, value, pcls in writes:
             value = (given[key] or {}).get(name, value)  # a dynamic number: its expression
-            if is_dynamic(value):
-                moved.append((key, name, value))
+            moved.append((key, name, value))
             self._fill_dynamic(key, pcls, name, value)
         self.config = cfg
         self.params = cfg.generator_params
         if self._post_stages and zp:
             self._post_stages = [(self._post_stages[0][0], new_z)]
-        if moved:  # a graph replay moves the fields again: Python's copies follow the buffers
+        if moved and logging_open():
+            # a graph replay writes the fields again (an expression's new value, or the
+            # constant the node gave, after another call wrote others): Python's copies
+            # follow the buffers
             names = [(k, n) for k, n, _ in moved]
             log_entry(("sync", lambda *vals: self._follow(names, vals), [v for *_, v in moved]))
         return False
