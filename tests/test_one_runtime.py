@@ -554,3 +554,23 @@ def test_a_replay_puts_back_the_constant_a_node_gave_a_params_field():
     ref.update(generator_params={"radius_jitter": 0.2})
     ref.generate(epoch=7)
     assert tg.result.fingerprint() == ref.result.fingerprint()
+
+
+def test_a_kept_metrics_column_keeps_its_values_when_the_node_plans_again():
+    from procgen_nb.track_gen import metrics
+
+    cfg = _cfg()
+    tg = TrackGenerator(cfg)
+
+    @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100))})
+    def lengths(epoch):  # the metrics' own arrays handed out, no copy
+        return {"length": pg.Column(metrics.enqueue(tg.generate(epoch=epoch))["length"])}
+
+    g = pg.Graph("metrics")
+    g.add("m", lengths)
+    a = g.cook(params={"m.epoch": 3})
+    g.cook(params={"m.epoch": 5})
+    ref = TrackGenerator(cfg)
+    want = metrics.compute(ref.generate(epoch=3))["length"]
+    assert np.array_equal(a["m"]["length"].numpy(), want)
+    assert not np.array_equal(metrics.compute(ref.generate(epoch=5))["length"], want)

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from .._handout import keep_held
 from ..errors import ParamsError
 from . import _metrics_kernels as _mk
 
@@ -158,7 +159,9 @@ def enqueue(
     result: Any, straight_ratio: float = 2.0, clearance: bool = True
 ) -> dict[str, wp.array]:
     """Launches the metric kernels for ``result`` and returns the device arrays (``[E]``
-    each, by name; ``crossings`` is the result's own array). Nothing is read back.
+    each, by name; ``crossings`` is the result's own array). Nothing is read back. The
+    next call on the same result writes the same arrays (a graph's result handed out over
+    them is moved to a copy first).
 
     ``clearance=False`` skips ``min_clearance`` (the one metric that looks at pairs of
     points: most of the cost on the CPU) and leaves it NaN. On the CPU the envs are split
@@ -183,6 +186,7 @@ def enqueue(
         s = cache["scratch"] = _Scratch(ctx.device, E, N)
     from .exec import capturing
 
+    keep_held(list(s.out.values()))  # a graph's kept result over them keeps its values
     first = s.shares is None
     shares = _shares(result, s)
     if capturing(ctx):  # recorded: every launch on the result's context, in this thread
