@@ -574,3 +574,34 @@ def test_a_kept_metrics_column_keeps_its_values_when_the_node_plans_again():
     want = metrics.compute(ref.generate(epoch=3))["length"]
     assert np.array_equal(a["m"]["length"].numpy(), want)
     assert not np.array_equal(metrics.compute(ref.generate(epoch=5))["length"], want)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_kept_course_flag_column_keeps_its_values(dynamic):
+    tcfg, gcfg = _cfg(num_envs=4, num_points=32, seed=5), GateGenConfig(num_envs=4, seed=5)
+
+    def graph(c):
+        @pg.node(params={"epoch": pg.Field(0, bounds=(0, 100), dynamic=dynamic)})
+        def lap(epoch):  # the course's own arrays handed out, no copy
+            c.generate(epoch=epoch)
+            cols = c.columns()
+            return {"s": cols["s"], "valid": cols["valid"]}
+
+        g = pg.Graph("course-own")
+        g.add("lap", lap)
+        return g
+
+    c = Course(tcfg, gcfg)
+    g, other = graph(c), graph(c)
+    other.cook(params={"lap.epoch": 3})
+    a = g.cook(params={"lap.epoch": 1})
+    b = g.cook(params={"lap.epoch": 2})  # a plan (static) or a replay (dynamic) of g
+    other.cook(params={"lap.epoch": 0})  # a plan, or a replay, of another graph
+    c.generate(epoch=3)  # and a cell
+    ref = Course(tcfg, gcfg)
+    for res, epoch in ((a, 1), (b, 2)):
+        ref.generate(epoch=epoch)
+        assert res["lap"]["s"].numpy().tobytes() == ref.s.numpy().tobytes()  # NaN past gates
+        assert np.array_equal(res["lap"]["valid"].numpy(), ref.valid.numpy())
+    ref.generate(epoch=3)
+    assert b["lap"]["s"].numpy().tobytes() != ref.s.numpy().tobytes()

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ..._handout import keep_held
 from ...columns import Column, LiveCount, Record
 from ...errors import GeneratorError, ParamsError
-from ...launch import log_entry, unlogged
+from ...launch import log_entry, logging_open, unlogged
 from .._checks import check_int, check_positive
 from .._node import course_node
 from ..config import TrackGenConfig
@@ -179,7 +180,15 @@ class Course:
         self._course_run = run
         self._course_rec: Any = None
 
+    def _keep_course(self) -> None:
+        """Moves a graph's result still held over the course's own arrays to a copy
+        (``keep_held``): the call about to run writes them."""
+        keep_held([self.s, self.lateral, self.valid, self.reason, self.valid_count])
+
     def _run_course(self, eager: bool = False) -> None:
+        self._keep_course()
+        if logging_open():  # a graph replaying this call keeps the other graphs' results too
+            log_entry(("sync", self._keep_course, ()))
         if eager:
             with self.ctx.strict():
                 self._course_run(self.ctx)
