@@ -100,9 +100,16 @@ def mask_values(label: str, mask: Any, num_envs: int) -> np.ndarray:
     Accepted: ``num_envs`` bools, or integers of any size (integral floats too).
 
     Raises:
-        ParamsError: a wrong length, or a value that is not an integer or a bool (0.5,
-            NaN, a string), named with its index.
+        ParamsError: a wrong length, a value that is not an integer or a bool (0.5, NaN,
+            a string), named with its index, or a function (a predicate over metrics: a
+            ``curriculum.MetricBand`` is the band that ``regenerate`` takes instead).
     """
+    if callable(mask):
+        raise ParamsError(
+            f"{label}: expected a mask ({num_envs} integers or bools) or a "
+            f"curriculum.MetricBand, got a function ({getattr(mask, '__name__', mask)!r}); "
+            "MetricBand(metric, low, high) regenerates the envs outside a metric's band"
+        )
     try:
         arr = np.asarray(mask)
     except (TypeError, ValueError) as exc:

@@ -84,7 +84,8 @@ class MetricBand:
 
     Raises:
         ParamsError: an unknown metric, a NaN or non-number end, ``low > high``, ``tries``
-            not an int >= 1, ``racing`` not a dict.
+            not an int >= 1, ``racing`` not a dict or with a key that is not one of
+            ``racing.OPTIONS`` (``racing_line``'s keyword arguments).
 
     >>> MetricBand("difficulty", 0.2, 0.5, racing={"scale": 100.0}).tries
     4
@@ -116,7 +117,7 @@ class MetricBand:
                 f"{type(racing).__name__}"
             )
         self.metric, self.low, self.high, self.tries = metric, lo, hi, int(tries)
-        self.racing = dict(racing or {})
+        self.racing = _racing.check_options("MetricBand racing", racing or {})
         self.invalid = bool(invalid)
         self.straight_ratio = _metrics._check_ratio(straight_ratio)
         self.regenerated: wp.array | None = None

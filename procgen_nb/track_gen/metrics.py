@@ -216,7 +216,7 @@ def compute(
 
     Raises:
         ParamsError: see ``enqueue`` and ``racing.racing_line``; a ``racing`` that is not
-            a dict.
+            a dict, or a key of it not in ``racing.OPTIONS`` (named with the accepted ones).
     """
     arrays = enqueue(result, straight_ratio, clearance)
     if racing is not None:
@@ -233,7 +233,7 @@ def _racing_arrays(result: Any, racing: Any) -> dict[str, wp.array]:
             "metrics racing: expected a dict of racing_line keyword arguments, got "
             f"{type(racing).__name__}"
         )
-    line = _racing.racing_line(result, **racing)
+    line = _racing.racing_line(result, **_racing.check_options("metrics racing", racing))
     return {name: getattr(line, name).data for name in _racing.LAP_METRICS}
 
 

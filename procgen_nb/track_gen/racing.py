@@ -44,21 +44,32 @@ out all the way; a circle of radius ``r`` below ``v_max^2 / (mu g)``:
 
 An env whose centerline has a non-finite or repeated point, a non-finite width, or a
 width less than the vehicle's somewhere gets NaN in every output (checked on the device;
-widths given as host arrays are checked before anything runs and refused).
+centerlines and widths given as host arrays are checked before anything runs and refused).
+
+Outputs: each call returns new device arrays, so a ``RacingLine`` keeps its values whatever
+is called later, except a call made inside a recording (``ctx.record`` or a capture open
+where the result's context emits): it writes the result's own output set (one per ``E, N``,
+allocated at the first call), which every recorded call over that result shares and every
+replay rewrites; ``RacingLine.copy()`` keeps a recorded call's values past the next replay.
+A recorded call takes its widths from the result's width attributes, a number (filled on the
+device at each replay) or the generator's validity ``track_width``; ``[E, N]`` host arrays
+are uploaded, so they are refused inside a recording.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import warp as wp
 
 from ..columns import Column
-from ..errors import ParamsError
+from ..errors import NotCapturableError, ParamsError
 from . import _racing_kernels as _rk
 
 #: Gauss-Newton steps and active-set passes per step (the defaults of ``racing_line``)
@@ -125,6 +136,10 @@ class RacingLine:
         full_throttle_fraction: ``[E]`` Float. difficulty: ``[E]`` Float in [0, 1).
         objective: ``[E]`` float64 ``wp.array``: ``sum h_i kappa_i^2`` (world units).
         num_envs, num_points: ``E``, ``N``.
+
+    The arrays are the call's own (see the module docstring, "Outputs"): a later call does
+    not change them, except that every replay of a recorded call rewrites the arrays that
+    the recorded call returned.
     """
 
     xy: Column
@@ -139,6 +154,23 @@ class RacingLine:
     num_envs: int
     num_points: int
     ctx: Any = dataclasses.field(repr=False, default=None)
+
+    def copy(self) -> RacingLine:
+        """Returns a RacingLine with its own device copy of every array (one device copy
+        each, nothing read back).
+
+        Raises:
+            NotCapturableError: inside a recording (it allocates).
+        """
+        ctx = self.ctx
+
+        def dup(a: wp.array) -> wp.array:
+            b = ctx.empty(a.shape, a.dtype)
+            ctx.copy(b, a)
+            return b
+
+        cols = {k: Column(dup(getattr(self, k).data), getattr(self, k).type) for k in _COLUMNS}
+        return dataclasses.replace(self, **cols, objective=dup(self.objective))
 
     def numpy(self) -> dict[str, np.ndarray]:
         """Reads every output back: ``xy [E, N, 2]``, the per-point ones ``[E, N]``, the
@@ -163,20 +195,34 @@ LAP_METRICS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: the RacingLine Columns, in output order
+_COLUMNS = ("xy", "speed", "curvature", "offset", *LAP_METRICS)
+
+
+def _outputs(alloc: Any, E: int, N: int) -> dict[str, wp.array]:
+    """One output set, by ``RacingLine`` field (``objective`` float64 ``[E]``); every kernel
+    writes every element, so ``alloc(shape, dtype)`` may leave them uninitialised."""
+    out = {"xy": alloc(E * N, wp.vec2)}
+    out.update({k: alloc(E * N, wp.float32) for k in ("speed", "curvature", "offset")})
+    out.update({k: alloc(E, wp.float32) for k in LAP_METRICS})
+    out["objective"] = alloc(E, wp.float64)
+    return out
+
+
 class _Scratch:
     def __init__(self, device: Any, E: int, N: int):
         f64 = lambda k=1: wp.zeros(E * N * k, dtype=wp.float64, device=device)  # noqa: E731
-        f32 = lambda: wp.zeros(E * N, dtype=wp.float32, device=device)  # noqa: E731
         names = "nx ny w lo hi al cand res jm j0 jp dd ee ff gg st idd px py ib0 b1 b2"
         names += " kap ds fw bw"
         self.a = {k: f64() for k in names.split()}
         self.a["tail"] = f64(2)
         self.act = wp.zeros(E * N, dtype=wp.int32, device=device)
         self.ok = wp.zeros(E, dtype=wp.int32, device=device)
-        self.objective = wp.zeros(E, dtype=wp.float64, device=device)
-        self.xy = wp.zeros(E * N, dtype=wp.vec2, device=device)
-        self.speed, self.kappa, self.offset = f32(), f32(), f32()
-        self.lap = {k: wp.zeros(E, dtype=wp.float32, device=device) for k in LAP_METRICS}
+        # the widths of a call given as numbers (filled on the device: recordable)
+        self.wl = wp.zeros(E * N, dtype=wp.float32, device=device)
+        self.wr = wp.zeros(E * N, dtype=wp.float32, device=device)
+        # the outputs of a recorded call (a call outside a recording gets its own)
+        self.out = _outputs(lambda n, dt: wp.zeros(n, dtype=dt, device=device), E, N)
         self.N, self.ctxs = N, []
 
 
@@ -186,10 +232,11 @@ def _check_int(name: str, value: Any, least: int) -> int:
     return int(value)
 
 
-def _host_widths(name: str, value: Any, E: int, N: int) -> np.ndarray:
-    """A width: a number or an ``[E, N]`` array, finite and >= 0, as float32 ``[E*N]``."""
+def _host_widths(name: str, value: Any, E: int, N: int) -> float | np.ndarray:
+    """A width: a number (as a float32-rounded float) or an ``[E, N]`` array (as float32
+    ``[E*N]``), finite and >= 0."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        arr = np.full((E, N), float(value), np.float64)
+        arr = np.full(1, float(value), np.float64)
     else:
         try:
             arr = np.asarray(value, dtype=np.float64)
@@ -206,11 +253,37 @@ def _host_widths(name: str, value: Any, E: int, N: int) -> np.ndarray:
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         bad = arr[~(np.isfinite(arr) & (arr >= 0))].flat[0]
         raise ParamsError(f"racing_line {name}: expected finite widths >= 0, got {float(bad)!r}")
+    if arr.shape == (1,):
+        return float(np.float32(arr[0]))
     return arr.astype(np.float32).reshape(-1)
 
 
+def _widths(ctx: Any, s: _Scratch, wl: Any, wr: Any) -> tuple[wp.array, wp.array]:
+    """The device widths: a device array as it is, a number filled into the scratch's, a
+    host array uploaded (refused inside a recording)."""
+    from .exec import capturing
+
+    out = []
+    for name, w, mine in (("w_left", wl, s.wl), ("w_right", wr, s.wr)):
+        if isinstance(w, wp.array):
+            out.append(w)
+        elif isinstance(w, float):
+            ctx.fill(mine, w)
+            out.append(mine)
+        elif capturing(ctx):
+            raise NotCapturableError(
+                f"racing_line {name}: expected a number or the result's width attributes "
+                "inside a recording, got an [E, N] host array (an upload); call outside "
+                "the recording, or record with constant widths"
+            )
+        else:
+            out.append(ctx.upload(w, wp.float32))
+    return out[0], out[1]
+
+
 def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: float, device: Any):
-    """Returns (ctx, xy vec2 [E*N], wl, wr float32 [E*N] device arrays, E, N, cache)."""
+    """Returns (ctx, xy vec2 [E*N] device array, wl, wr, E, N, cache): the widths device
+    arrays, floats or float32 host arrays (``_widths`` makes them device arrays)."""
     from ..launch import default_context
 
     # by their attributes: importing pipeline here would close an import circle
@@ -236,8 +309,8 @@ def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: 
         if w_right is None or w_left is None:
             raise ParamsError("racing_line w_right/w_left: expected both or neither, got one")
         wr, wl = _host_widths("w_right", w_right, E, N), _host_widths("w_left", w_left, E, N)
-        _check_fit(wr, wl, vehicle, scale)
-        return ctx, res.xy, ctx.upload(wl, wp.float32), ctx.upload(wr, wp.float32), E, N, cache
+        _check_fit(wr, wl, vehicle, scale, E, N)
+        return ctx, res.xy, wl, wr, E, N, cache
     try:
         xy = np.asarray(src, dtype=np.float64)
     except (TypeError, ValueError):
@@ -251,25 +324,51 @@ def _inputs(src: Any, w_right: Any, w_left: Any, vehicle: VehicleParams, scale: 
     if not np.all(np.isfinite(xy)):
         raise ParamsError("racing_line result_or_xy: expected finite points, got NaN or inf")
     E, N = xy.shape[:2]
+    pts = xy.astype(np.float32)
+    _check_distinct(pts.astype(np.float64))
     if w_right is None or w_left is None:
         raise ParamsError(
             f"racing_line w_right/w_left: expected widths for plain centerlines, got "
             f"w_right={w_right!r}, w_left={w_left!r}"
         )
     wr, wl = _host_widths("w_right", w_right, E, N), _host_widths("w_left", w_left, E, N)
-    _check_fit(wr, wl, vehicle, scale)
+    _check_fit(wr, wl, vehicle, scale, E, N)
     ctx = default_context(device)
-    pts = ctx.upload(xy.astype(np.float32).reshape(E * N, 2), wp.vec2)
-    return ctx, pts, ctx.upload(wl, wp.float32), ctx.upload(wr, wp.float32), E, N, {}
+    return ctx, ctx.upload(pts.reshape(E * N, 2), wp.vec2), wl, wr, E, N, {}
 
 
-def _check_fit(wr: np.ndarray, wl: np.ndarray, vehicle: VehicleParams, scale: float) -> None:
-    total = (wr.astype(np.float64) + wl) * scale
+def _check_distinct(xy: np.ndarray) -> None:
+    """Refuses a repeated point (a zero-length segment) or a zero central difference (the
+    points either side of one coincide), as the kernels see them (float32)."""
+    seg = np.linalg.norm(np.roll(xy, -1, 1) - xy, axis=2)
+    if np.any(seg == 0):
+        e, i = map(int, np.argwhere(seg == 0)[0])
+        N = xy.shape[1]
+        raise ParamsError(
+            "racing_line result_or_xy: expected no repeated points (zero-length segments), "
+            f"got env {e}, point {(i + 1) % N} equal to point {i}"
+        )
+    tan = np.linalg.norm(np.roll(xy, -1, 1) - np.roll(xy, 1, 1), axis=2)
+    if np.any(tan == 0):
+        e, i = map(int, np.argwhere(tan == 0)[0])
+        N = xy.shape[1]
+        raise ParamsError(
+            "racing_line result_or_xy: expected a tangent at every point, got env "
+            f"{e}, point {i} between two equal points ({(i - 1) % N} and {(i + 1) % N})"
+        )
+
+
+def _check_fit(wr: Any, wl: Any, vehicle: VehicleParams, scale: float, E: int, N: int) -> None:
+    total = (np.asarray(wr, np.float64) + np.asarray(wl, np.float64)).reshape(-1) * scale
     i = int(np.argmin(total))
     if total[i] < vehicle.width:
+        e, j = divmod(i, N) if total.size == E * N else (0, 0)
+        where = f"env {e}, point {j}" if total.size == E * N else "every point"
         raise ParamsError(
             f"racing_line widths: expected w_right + w_left >= the vehicle width "
-            f"{vehicle.width} m at every point, got {total[i]:.6g} m at point {i}"
+            f"{vehicle.width} m at every point, got {total[i]:.6g} m at {where} (widths in "
+            f"world units times scale={scale:g} metres per unit: a larger scale or a "
+            "narrower vehicle fits)"
         )
 
 
@@ -352,14 +451,18 @@ def racing_line(
             where it lives).
 
     Returns:
-        A ``RacingLine`` (see the module docstring for the definitions).
+        A ``RacingLine`` (see the module docstring for the definitions) of new device
+        arrays that later calls leave alone; inside a recording, the result's recorded
+        output set, which every replay rewrites (the module docstring, "Outputs").
 
     Raises:
-        ParamsError: a source that is neither a result nor ``[E, N, 2]`` finite points,
-            widths that are not finite numbers >= 0 or not ``[E, N]``, widths narrower than
+        ParamsError: a source that is neither a result nor ``[E, N, 2]`` finite points
+            without a repeated point (named by env and point), widths that are not finite numbers >= 0 or not ``[E, N]``, widths narrower than
             the vehicle, a ``scale`` not > 0, ``iterations``/``passes`` not ints >= 1, an
             ``objective`` not in ``OBJECTIVES``, or a ``vehicle`` that is not
             ``VehicleParams``.
+        NotCapturableError: ``[E, N]`` host widths or plain centerlines (uploads) inside a
+            recording.
     """
     vehicle = VehicleParams() if vehicle is None else vehicle
     if not isinstance(vehicle, VehicleParams):
@@ -384,6 +487,12 @@ def racing_line(
     if s is None:
         s = _Scratch(ctx.device, E, N)
         cache[key] = s
+    wl, wr = _widths(ctx, s, wl, wr)
+    from .exec import capturing
+
+    # a recorded call writes the scratch's outputs (its replays rewrite them); any other
+    # call gets its own, so a RacingLine it returned keeps its values
+    out = s.out if capturing(ctx) else _outputs(ctx.empty, E, N)
     a = s.a
     half = vehicle.width / 2.0 / scale
     mg = vehicle.mu * vehicle.g
@@ -396,27 +505,43 @@ def racing_line(
             + [a["al"], *(a[k] for k in names), s.act]
             + [a[k] for k in "px py ib0 b1 b2 tail".split()]
             + ([a["kap"], a["ds"]] if lin else [])
-            + [s.objective],
+            + [out["objective"]],
         ),
         (
             _rk._speed_k,
             [xy, N, a["nx"], a["ny"], a["al"], s.ok, scale, mg, vehicle.v_max, vehicle.a_max]
-            + [a["kap"], a["ds"], a["fw"], a["bw"], s.xy, s.speed, s.kappa, s.offset]
-            + [s.lap[k] for k in LAP_METRICS],
+            + [a["kap"], a["ds"], a["fw"], a["bw"]]
+            + [out[k] for k in _COLUMNS],
         ),
     ]
     _run(ctx, s, E, launches)
     return RacingLine(
-        xy=Column(s.xy, "Vec2"),
-        speed=Column(s.speed, "Float"),
-        curvature=Column(s.kappa, "Float"),
-        offset=Column(s.offset, "Float"),
-        **{k: Column(v, "Float") for k, v in s.lap.items()},
-        objective=s.objective,
+        xy=Column(out["xy"], "Vec2"),
+        **{k: Column(out[k], "Float") for k in _COLUMNS[1:]},
+        objective=out["objective"],
         num_envs=E,
         num_points=N,
         ctx=ctx,
     )
+
+
+#: the keyword arguments of ``racing_line`` that a ``racing={...}`` dict may hold (metrics,
+#: sweep, ``MetricBand``)
+OPTIONS = tuple(inspect.signature(racing_line).parameters)[1:]
+
+
+def check_options(label: str, racing: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns ``racing`` (a mapping of ``racing_line`` keyword arguments) as a dict.
+
+    Raises:
+        ParamsError: a key that is not one of ``OPTIONS``, named with ``label``.
+    """
+    for k in racing:
+        if k not in OPTIONS:
+            raise ParamsError(
+                f"{label}: expected racing_line keyword arguments ({', '.join(OPTIONS)}), got {k!r}"
+            )
+    return dict(racing)
 
 
 __all__ = [
@@ -425,8 +550,10 @@ __all__ = [
     "LINEARISED_ITERATIONS",
     "LINEARISED_PASSES",
     "OBJECTIVES",
+    "OPTIONS",
     "PASSES",
     "RacingLine",
     "VehicleParams",
+    "check_options",
     "racing_line",
 ]

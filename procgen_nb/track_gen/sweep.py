@@ -217,7 +217,8 @@ def sweep(
     Raises:
         ParamsError: an unknown key, a field given twice, empty values, a value its Params
             refuse (every value is checked before the first point is cooked; the message
-            names the key, the value and the accepted range), unknown metrics, bad quantiles.
+            names the key, the value and the accepted range), unknown metrics, bad quantiles,
+            a ``racing`` that is not a dict or has a key not in ``racing.OPTIONS``.
     """
     from . import presets
     from .pipeline import TrackGenerator
@@ -248,6 +249,8 @@ def sweep(
         raise ParamsError(
             f"sweep racing: expected a dict of racing_line keyword arguments, got {racing!r}"
         )
+    if racing is not None:
+        racing = _racing.check_options("sweep racing", racing)
     names = _metric_names(metrics, racing is not None)
     laps = [m for m in names if m in _racing.LAP_METRICS]
     if laps:  # refuses bad racing arguments before the first point (and loads the kernels)

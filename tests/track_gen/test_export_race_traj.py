@@ -1,4 +1,4 @@
-"""The TUMFTM race-trajectory CSV, read back by ``numpy.loadtxt`` (``;``-separated): on a
+"""The TUMFTM race-trajectory CSV, read back by ``numpy.loadtxt`` (``"; "``-separated): on a
 circle worked by hand (the widest circle that fits, driven at ``sqrt(mu g r)``), its psi,
 kappa and ax columns against finite differences of its own x, y, s and vx columns; on an
 oval, ax against the forward difference and the a_max bound."""
@@ -77,6 +77,28 @@ def test_oval_accelerates_within_a_max(tmp_path):
     assert np.all((rows[:, 3] >= -np.pi - 1e-7) & (rows[:, 3] < np.pi))  # 7 decimals
 
 
+def test_rows_are_tumftms_format_by_hand(tmp_path):
+    # TUMFTM's export_traj_race: np.savetxt(fmt="%.7f; %.7f; ...", header=...): "; " apart.
+    # A ring of radius 50 m, 4 m right (outside) and a 1 m car: the line is the circle of
+    # r = 53.5 m; point 0 is due east, heading north (psi 0), kappa 1/r = 0.0186916, at
+    # v_max = 20 m/s (sqrt(1.2 g r) = 25.1 is above it), ax 0.
+    xy, _ = _circle(16, 50.0)
+    track = export.Track(xy=xy, left=np.full(16, 3.0), right=np.full(16, 4.0), env=0)
+    export.export(track, "tumftm-traj", tmp_path, vehicle_width=1.0, mu=1.2, v_max=20.0)
+    lines = (tmp_path / "track_env0_traj_race_cl.csv").read_text().splitlines()
+    assert (
+        lines[1] == "0.0000000; 53.5000000; 0.0000000; 0.0000000; 0.0186916; 20.0000000; 0.0000000"
+    )
+    assert all(line.count("; ") == 6 and line.count(";") == 6 for line in lines)
+
+
+def test_a_generator_at_scale_1_names_the_scale(tmp_path):
+    gen = presets.track(num_envs=2, num_points=64, seed=0)  # world units: 0.05 wide tracks
+    with pytest.raises(ExportError, match=r"vehicle_width 2 m .*got 0.05 m .*raise the scale"):
+        export.tumftm_traj(gen, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_generator_exports_one_file_per_valid_track(tmp_path):
     gen = presets.track(num_envs=4, num_points=64, seed=3, width={"left": 0.03, "right": 0.03})
     entry = export.tumftm_traj(gen, tmp_path, scale=100.0, vehicle_width=1.0)
@@ -93,7 +115,11 @@ def test_a_generator_exports_one_file_per_valid_track(tmp_path):
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ({"vehicle_width": 10.0}, r"track_env0: racing_line widths: expected w_right \+ w_left"),
+        (
+            {"vehicle_width": 10.0},
+            r"track_env0: expected the track at least as wide as vehicle_width 10 m at every "
+            r"point, got 6 m at point 0; .*--scale on the command line",
+        ),
         ({"mu": 0.0}, r"VehicleParams mu: expected a finite number > 0, got 0.0"),
         ({"v_max": -3.0}, r"VehicleParams v_max: expected a finite number > 0, got -3.0"),
         ({"a_max": math.nan}, r"VehicleParams a_max: expected a finite number > 0, got nan"),

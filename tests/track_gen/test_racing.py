@@ -200,15 +200,39 @@ def test_track_result_reads_nothing_back_until_read(device):
         n = ref.normals(d["xy"][e].astype(np.float64))
         np.testing.assert_allclose(o["xy"][e], d["xy"][e] * 100.0 + off[:, None] * n, atol=2e-3)
         check_profile(o["xy"][e], o["speed"][e], o["curvature"][e], G, 50.0, 5.0)
-    assert rl.lap_time.data is again.lap_time.data  # the result's arrays, reused
+    assert rl.lap_time.data is not again.lap_time.data  # each call's own arrays
 
 
-def test_a_repeated_point_gives_nan_for_that_env_only():
-    xy = circle(32, 30.0, 2)
-    xy[1, 5] = xy[1, 4]
-    o = racing_line(xy, 3.0, 3.0, VehicleParams(width=1.0)).numpy()
+def test_a_repeated_point_on_the_device_gives_nan_for_that_env_only():
+    import warp as wp
+
+    gen = presets.track(num_envs=2, num_points=32, seed=1)
+    xy = gen.result.xy  # env 1's point 5 becomes a copy of its point 4, on the device
+    wp.copy(xy, xy, dest_offset=32 + 5, src_offset=32 + 4, count=1)
+    o = racing_line(gen.result, 0.02, 0.02, VehicleParams(width=1.0), scale=100.0).numpy()
     assert np.isfinite(o["lap_time"][0]) and np.isnan(o["lap_time"][1])
     assert np.all(np.isnan(o["speed"][1])) and np.all(np.isfinite(o["speed"][0]))
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        ((1, 5, 4), r"expected no repeated points .* got env 1, point 5 equal to point 4"),
+        ((1, 0, 31), r"expected no repeated points .* got env 1, point 0 equal to point 31"),
+        ((0, 9, 7), r"expected a tangent at every point, got env 0, point 8 between"),
+    ],
+)
+def test_repeated_host_points_are_refused(edit, match):
+    xy = circle(32, 30.0, 2)
+    e, dst, src = edit
+    xy[e, dst] = xy[e, src]
+    with pytest.raises(ParamsError, match=match):
+        racing_line(xy, 3.0, 3.0, VehicleParams(width=1.0))
+
+
+def test_all_points_equal_is_refused():
+    with pytest.raises(ParamsError, match=r"got env 0, point 1 equal to point 0"):
+        racing_line(np.zeros((2, 16, 2)), 3.0, 3.0)
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -267,11 +291,13 @@ def test_bad_widths_and_options(kwargs, match):
         racing_line(circle(32, 30.0, 2), **kwargs)
 
 
-def test_narrow_spot_named_by_its_point():
-    wl = np.full((1, 32), 3.0)
-    wl[0, 7] = 0.5
-    with pytest.raises(ParamsError, match=r"got 1.5 m at point 7"):
-        racing_line(circle(32, 30.0), np.full((1, 32), 1.0), wl)
+def test_narrow_spot_named_by_its_env_and_point():
+    wl = np.full((2, 32), 3.0)
+    wl[1, 7] = 0.5
+    with pytest.raises(ParamsError, match=r"got 1.5 m at env 1, point 7 \(widths in world"):
+        racing_line(circle(32, 30.0, 2), np.full((2, 32), 1.0), wl)
+    with pytest.raises(ParamsError, match=r"got 1.5 m at every point .*times scale=0.5 metres"):
+        racing_line(circle(32, 30.0, 2), 1.0, 2.0, scale=0.5, vehicle=VehicleParams(width=2.0))
 
 
 @pytest.mark.parametrize(

@@ -106,10 +106,16 @@ def test_agrees_with_scipy_bounded_least_squares(seed, N):
         np.testing.assert_allclose(o["objective"][e], ref.objective(xy[e], a), rtol=1e-4)
 
 
-def test_a_repeated_point_gives_nan_for_that_env_only():
-    xy = np.stack([circle(32, 30.0)] * 2)
-    xy[1, 5] = xy[1, 4]
-    o = racing_line(xy, 3.0, 3.0, VehicleParams(width=1.0), objective="linearised").numpy()
+def test_a_repeated_point_on_the_device_gives_nan_for_that_env_only():
+    import warp as wp
+
+    from procgen_nb.track_gen import presets
+
+    gen = presets.track(num_envs=2, num_points=32, seed=1)
+    xy = gen.result.xy  # env 1's point 5 becomes a copy of its point 4 (host arrays: refused)
+    wp.copy(xy, xy, dest_offset=32 + 5, src_offset=32 + 4, count=1)
+    veh = VehicleParams(width=1.0)
+    o = racing_line(gen.result, 0.02, 0.02, veh, scale=100.0, objective="linearised").numpy()
     assert np.isfinite(o["lap_time"][0]) and np.isnan(o["lap_time"][1])
     assert np.isnan(o["objective"][1]) and np.all(np.isnan(o["offset"][1]))
 

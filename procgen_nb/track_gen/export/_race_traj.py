@@ -39,10 +39,20 @@ def trajectory(
 
     Raises:
         ExportError: vehicle values ``VehicleParams`` refuses, widths narrower than the
-            vehicle, or a centerline the racing line cannot be driven on.
+            vehicle (named by point, with the ``scale`` hint), or a centerline the racing line cannot be driven on.
     """
     try:
         veh = VehicleParams(mu=mu, v_max=v_max, a_max=a_max, width=vehicle_width, g=g)
+        total = np.asarray(track.left, np.float64) + np.asarray(track.right, np.float64)
+        i = int(np.argmin(total))
+        if total[i] < veh.width:
+            raise ExportError(
+                f"tumftm-traj track {track.stem}: expected the track at least as wide as "
+                f"vehicle_width {veh.width:g} m at every point, got {total[i]:.6g} m at point "
+                f"{i}; the widths are world units times scale (metres per world unit: "
+                "scale= in Python, --scale on the command line), so raise the scale or "
+                "give a narrower vehicle_width (--option vehicle_width=...)"
+            )
         xy = np.asarray(track.xy, np.float64)[None]
         line = racing_line(xy, track.right[None], track.left[None], veh).numpy()
     except ParamsError as exc:
@@ -68,7 +78,9 @@ def trajectory(
 
 def race_traj_csv(track: Track, **vehicle: float) -> bytes:
     """Returns the TUMFTM race-trajectory CSV of a track: ``HEADER``, then one row per line
-    point ``;``-separated (``trajectory``'s rows; ``vehicle``: its options).
+    point, its values ``%.7f`` joined by ``"; "`` (TUMFTM's ``export_traj_race`` writes
+    ``np.savetxt(..., fmt="%.7f; %.7f; ...")``; ``trajectory``'s rows; ``vehicle``: its
+    options).
 
     Units and frame: metres, seconds, radians, x east / y north (the track's frame); travel
     along increasing point index, the first point repeated at the end (a closed lap, as
@@ -90,7 +102,7 @@ def race_traj_csv(track: Track, **vehicle: float) -> bytes:
     buf = io.StringIO()
     buf.write(HEADER + "\n")
     for row in trajectory(track, **vehicle):
-        buf.write(";".join(f"{x:.7f}" for x in row) + "\n")
+        buf.write("; ".join(f"{x:.7f}" for x in row) + "\n")
     return buf.getvalue().encode()
 
 
