@@ -323,9 +323,12 @@ def _solve_lin_k(
     and the second (``p_{i+1} - 2 p_i + p_{i-1}`` of the line) linear in the offsets:
     ``kappa = k + J alpha``. As TUMFTM's ``opt_min_curv`` (``quadprog`` minimises ``1/2
     a^T H a + f^T a``, handed the ``H``, ``f`` of ``|k + J a|^2``) it minimises
-    ``|2 k + J alpha|^2``, one box QP (never re-linearised), solved by ``outer`` damped
-    proximal steps from zero of at most ``inner`` active-set passes each. ``objective`` gets
-    the line's true ``sum w_i kappa_i^2``."""
+    ``|2 k + J alpha|^2``, one box QP (never re-linearised), solved by at most ``outer``
+    proximal steps from zero of at most ``inner`` active-set passes each: undamped at first
+    (the normal matrix can be ill-conditioned, 1e15 on unevenly spaced points, where a
+    damping of the mean diagonal stalls), damped ten times more after a refused step, and
+    ending at the first exact step that does not lower the quadratic (its minimum).
+    ``objective`` gets the line's true ``sum w_i kappa_i^2``."""
     e = wp.tid()
     base = e * n
     if ok[e] == 0:
@@ -352,10 +355,10 @@ def _solve_lin_k(
     mean = _normal_matrix(res, jm, j0, jp, d0, ee, ff, g0, base, n) / _F64(n)
     for k in range(n):
         al[base + k] = _F64(0.0)
-    lam = _F64(1.0e-3)
+    lam = _F64(1.0e-12)
     fcur = _lin_objective(res, jm, j0, jp, al, base, n)
-    # proximal steps on the one quadratic: each a box QP damped by lam (the undamped one's
-    # active-set passes can cycle), a step kept when it lowers the quadratic
+    # proximal steps on the one quadratic: each a box QP damped by lam (undamped active-set
+    # passes can cycle: a refused step damps the next), a step kept when it lowers it
     for _it in range(outer):
         for k in range(n):
             j = base + k
@@ -370,7 +373,7 @@ def _solve_lin_k(
             dd[j] = dk
             idd[j] = _F64(1.0) / dk
             st[j] = _F64(0.0)
-        _active_set(
+        exact = _active_set(
             dd, ee, ff, gg, idd, lo, hi, al, st, act, cand, ib0, b1, b2, tail, base, n, inner
         )
         _clipped_step(al, st, lo, hi, cand, base, n)
@@ -379,9 +382,11 @@ def _solve_lin_k(
             fcur = fnew
             for k in range(n):
                 al[base + k] = cand[base + k]
-            lam = wp.max(lam / _F64(3.0), _F64(1.0e-9))
+            lam = wp.max(lam / _F64(3.0), _F64(1.0e-12))
+        elif exact != 0:
+            break  # the damped quadratic's own minimum does not lower it: al is the minimum
         else:
-            lam = lam * _F64(4.0)
+            lam = wp.max(lam, _F64(1.0e-8)) * _F64(10.0)
     objective[e] = _objective(xy, nx, ny, al, w, px, py, base, n)
 
 

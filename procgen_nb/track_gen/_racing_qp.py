@@ -246,10 +246,11 @@ def _active_set(
     base: int,
     n: int,
     inner: int,
-):
+) -> int:
     """At most ``inner`` primal-dual active-set passes on the box QP ``min 1/2 s^T A s +
     g^T s`` over ``lo - al <= s <= hi - al`` (``A`` in ``dd``, ``ee``, ``ff``, ``1 / dd`` in
-    ``idd``, ``g`` in ``gg``) from ``st``; the step left in ``st``."""
+    ``idd``, ``g`` in ``gg``) from ``st``; the step left in ``st``. Returns 1 when a pass
+    found the active set of the last solve again (the step solves the box QP), else 0."""
     # primal-dual active set on 1/2 s^T A s + g^T s, lo - al <= s <= hi - al
     for pit in range(inner):
         changed = int(0)  # noqa: UP018 (a dynamic variable in Warp)
@@ -293,8 +294,9 @@ def _active_set(
         # the same active set as the last pass: its solve gives the same step (the
         # right-hand side depends on the set alone), so the remaining passes would too
         if pit > 0 and changed == 0:
-            break
+            return 1
         _masked_solve(dd, ee, ff, gg, act, cand, ib0, b1, b2, tail, st, base, n)
+    return 0
 
 
 @wp.func

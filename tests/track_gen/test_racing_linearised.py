@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 import racing_reference as ref
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from procgen_nb.errors import ParamsError
@@ -77,6 +77,12 @@ def test_circle_takes_the_inner_edge_the_default_the_outer(device, clockwise):
 
 
 @given(seed=st.integers(0, 2**32 - 1), N=st.sampled_from([16, 24, 40]))
+# found by this test: ill-conditioned loops (normal matrices near 1e15) where a damping of
+# the mean diagonal stalled 2-28% above the minimum
+@example(seed=913, N=24)
+@example(seed=930, N=24)
+@example(seed=996, N=24)
+@example(seed=952, N=40)
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
