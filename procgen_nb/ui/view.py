@@ -57,7 +57,7 @@ from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
-from .history import load_values
+from .history import load_for_target
 from .poll import POLL_INTERVAL, DigestPoller, check_interval
 from .sweep_panel import SweepPanel
 from .targets import Target, as_target
@@ -135,7 +135,7 @@ class ExploreView(ViewTools, widgets.Box):
         self.result: Any = None  # what the last good cook returned (a TrackResult, ...)
         self.form = self._make_form()
         if start is not None:
-            self.form.value = load_values(start, self.target.params_class)
+            self.form.value = self._load_start(start)
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
@@ -323,6 +323,15 @@ class ExploreView(ViewTools, widgets.Box):
         if self.poller is not None:
             self.poller.show(visible)
 
+    def _load_start(self, source: Any) -> Params:
+        """The values of ``explore(params=file or dict)`` as the form's class (a graph that
+        never cooked cooks first to find its kernel-level fields: ``load_for_target``)."""
+        values, remade = load_for_target(self.target, source)
+        if remade:  # the class changed: the form is made again with the fields found
+            self.form.close()
+            self.form = self._make_form()
+        return values
+
     def _make_form(self) -> ParamsForm:
         t = self.target
         return ParamsForm(t.initial, group=t.group, sections=t.sections(), kernel=t.kernel_keys())
@@ -333,16 +342,26 @@ class ExploreView(ViewTools, widgets.Box):
         old.unobserve(self._changed, names="value")
         old.unobserve(self._refused, names="error")
         self._browser_values_before = self.browser_values
-        # the values in effect carry over, except a choice the new form no longer offers
-        # (a cook that binds other columns changes the choices of a kernel's option)
-        keep = {
-            k: v
-            for k, v in old.value.to_dict().items()
-            if k in new.controls
-            and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
-        }
+        start = new.value  # the new class's values before any carry over
+
+        def carried(values: Params) -> Params:
+            # the values carry over into the new class, except a choice the new form no
+            # longer offers (a cook that binds other columns changes a kernel option's)
+            keep = {
+                k: v
+                for k, v in values.to_dict().items()
+                if k in new.controls
+                and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
+            }
+            return start.replace(**keep)
+
         with new.hold_trait_notifications():
-            new.value = new.value.replace(**keep)
+            new.value = carried(old.value)
+        # the history and the pinned values become the new class's (undo, redo and the
+        # form take only its instances)
+        self._history.convert(carried)
+        if self.pinned is not None:
+            self.pinned = carried(self.pinned)
         new.observe(self._changed, names="value")
         new.observe(self._refused, names="error")
         self.form = new
@@ -510,17 +529,15 @@ class ExploreView(ViewTools, widgets.Box):
             self.cooks += 1
 
     def _show_nodes(self, frame: Frame | None, failure: str = "") -> None:
-        """A graph's node diagram: each node's state and time in the last cook."""
+        """A graph's node diagram: each node's state and time in the last cook (after a
+        failure, the last good cook's for the nodes it did not reach)."""
         graph = getattr(self.target, "graph", None)
-        names = list(getattr(graph, "nodes", []) or [])
-        if not names:
-            return
-        rows = frame.report if frame is not None else ()
-        failed = node_diagram.failed_node(failure, names) if failure else None
-        if failure and failed is None:
-            failed = names[0]
-        states = node_diagram.node_states(names, rows, failed)
-        self.nodes.value = node_diagram.diagram_html(states, node_diagram.graph_edges(graph))
+        if frame is not None:
+            self._good_rows = frame.report
+        rows = frame.report if frame is not None else self.__dict__.get("_good_rows", ())
+        diagram = node_diagram.graph_html(graph, rows, failure)
+        if diagram:
+            self.nodes.value = diagram
 
 
 def _reason_in_words(message: str) -> str:
