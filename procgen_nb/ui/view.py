@@ -81,7 +81,8 @@ class ExploreView(ViewTools, widgets.Box):
         target: what ``as_target`` accepts (a generator name, Stage, GeneratorSpec, graph,
             a function with ``params=``, or a ``Target``).
         params: the Params class of a function target; for any target, a file
-            ``view.save`` wrote or a dict of values: the view opens with exactly those.
+            ``view.save`` wrote or a dict of values: the view opens with exactly those
+            (a graph that never cooked cooks first, to learn its kernel-level names).
         min_interval: the least seconds between two cooks' starts (0: none; a change
             arriving during a cook replaces the queued one anyway).
         max_envs: draw at most this many envs (the view notes when it draws fewer).
@@ -134,8 +135,12 @@ class ExploreView(ViewTools, widgets.Box):
         self.max_envs = max_envs
         self.result: Any = None  # what the last good cook returned (a TrackResult, ...)
         self.form = self._make_form()
-        if start is not None:
-            self.form.value = self._load_start(start)
+        if start is not None:  # a graph that never cooked cooks first (its kernel names)
+            values, remade = load_for_target(self.target, start)
+            if remade:  # the class changed: the form is made again with the fields found
+                self.form.close()
+                self.form = self._make_form()
+            self.form.value = values
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
@@ -322,15 +327,6 @@ class ExploreView(ViewTools, widgets.Box):
     def _shown(self, visible: bool) -> None:
         if self.poller is not None:
             self.poller.show(visible)
-
-    def _load_start(self, source: Any) -> Params:
-        """The values of ``explore(params=file or dict)`` as the form's class (a graph that
-        never cooked cooks first to find its kernel-level fields: ``load_for_target``)."""
-        values, remade = load_for_target(self.target, source)
-        if remade:  # the class changed: the form is made again with the fields found
-            self.form.close()
-            self.form = self._make_form()
-        return values
 
     def _make_form(self) -> ParamsForm:
         t = self.target
@@ -568,7 +564,8 @@ def explore(
         target: a generator name (``"polar"``), a Stage class, a ``GeneratorSpec``, a
             graph (``procgen_nb.Graph``), a function of a Params instance (with
             ``params=``), or a ``procgen_nb.ui.Target``.
-        params: the Params class (or starting instance) of a function target.
+        params: the Params class (or starting instance) of a function target; for any
+            target a file ``view.save`` wrote, or a dict of values, to open with.
         min_interval: the least seconds between two cooks' starts.
         max_envs: draw at most this many envs.
         poll_interval: for a graph whose cook reads ``cpu.read`` digests, the seconds
@@ -584,8 +581,9 @@ def explore(
         The ``ExploreView`` widget; it starts cooking the starting values at once.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds, or ``poll_interval``
-            is neither a finite number > 0 nor 0 or None.
+        ParamsError: when ``target`` is none of the accepted kinds, ``poll_interval``
+            is neither a finite number > 0 nor 0 or None, or ``params`` names a field
+            the target has not (after a graph's first cook) or a refused value.
         ProcgenError: for a generator when ``procgen_nb.track_gen`` is missing.
     """
     return ExploreView(

@@ -13,6 +13,7 @@ const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#5
 const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
 const CLOUD_HEIGHT = 320; // a graph's point clouds: room for its counts and node diagram
+const NARROW_SHARE = 0.45; // a narrow view's picture: at most this share of the height
 // the racing line's colour by speed, slow to fast (viridis stops)
 const SPEED_STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 function speedColor(t) {
@@ -207,16 +208,19 @@ function render({ model, el: root }) {
     return { centres, half: half > 0 ? half : 1 };
   }
 
+  // the most the canvas may take (px): in a narrow view the picture over the form is
+  // limited to a share of the notebook's height (stick), the canvas to what is left of it
+  let heightCap = Infinity;
   function size() {
     const w = Math.max(160, Math.floor(wrap.clientWidth || main.clientWidth || 400));
     let h;
     if (!data || (data.shown === 0 && data.cloud.length === 0)) h = 120;
-    else if (zoom) h = Math.min(w, MAX_HEIGHT);
-    else if (data.shown === 0) h = Math.min(w, CLOUD_HEIGHT);
+    else if (zoom) h = Math.min(w, MAX_HEIGHT, heightCap);
+    else if (data.shown === 0) h = Math.min(w, CLOUD_HEIGHT, heightCap);
     else {
       const cols = Math.ceil(Math.sqrt(data.shown));
       const rows = Math.ceil(data.shown / cols);
-      const cell = Math.min(w / cols, MAX_HEIGHT / rows);
+      const cell = Math.min(w / cols, Math.min(MAX_HEIGHT, heightCap) / rows);
       h = Math.ceil(cell * rows);
     }
     const dpr = window.devicePixelRatio || 1;
@@ -659,22 +663,45 @@ function render({ model, el: root }) {
   // (looked up once the canvas is in the page: render runs before it is attached)
   let picture = null;
   let view = null;
+  // the notebook's scroller: the nearest ancestor that scrolls (an output area that may
+  // scroll but has nothing to scroll is passed over: its top is not the notebook's)
   const scrollerOf = (node) => {
     for (let p = node && node.parentElement; p; p = p.parentElement) {
       const oy = getComputedStyle(p).overflowY;
-      if (oy === "auto" || oy === "scroll") return p;
+      if ((oy === "auto" || oy === "scroll") && p.scrollHeight > p.clientHeight + 1) return p;
     }
     return null;
   };
   let scroller = null;
   let stickQueued = false;
+  // narrow (the picture above the form): the picture box takes at most NARROW_SHARE of
+  // the notebook's visible height, measured from its scroller's top (the rest scrolls
+  // inside the box), so the form below it keeps most of the height and every control
+  // can be scrolled to where nothing covers it
+  const fitNarrow = (top) => {
+    const narrow = getComputedStyle(picture).order === "-1";
+    const bottom = Math.min(window.innerHeight, scroller ? scroller.getBoundingClientRect().bottom : Infinity);
+    const limit = narrow ? Math.max(160, Math.floor(NARROW_SHARE * (bottom - top))) : Infinity;
+    const maxH = narrow ? `${limit}px` : "";
+    if (picture.style.maxHeight !== maxH) {
+      picture.style.maxHeight = maxH;
+      picture.style.overflowY = narrow ? "auto" : "";
+    }
+    root.dataset.narrow = narrow ? String(limit) : "";
+    const cap = narrow ? Math.max(100, limit - head.offsetHeight - 12) : Infinity;
+    if (cap !== heightCap) {
+      heightCap = cap;
+      if (data) draw();
+    }
+  };
   const stick = () => {
     stickQueued = false;
     if (!picture || !view) return;
+    const top = scroller ? Math.max(0, scroller.getBoundingClientRect().top) : 0;
+    fitNarrow(top);
     const shift = Number(picture.dataset.shift || 0);
     const r = picture.getBoundingClientRect();
     const v = view.getBoundingClientRect();
-    const top = scroller ? Math.max(0, scroller.getBoundingClientRect().top) : 0;
     const natural = r.top - shift;
     const want = Math.max(0, Math.min(top - natural, v.bottom - natural - r.height));
     if (Math.abs(want - shift) < 0.5) return;
