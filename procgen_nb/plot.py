@@ -199,8 +199,9 @@ def plot_tracks(
         columns: cells per row (about the square root of the count when None).
         labels: write each env's index in its cell.
         linewidth: line width of the centerlines.
-        legend: a legend of the colours (valid, invalid) above the grid; a title says
-            when fewer envs are drawn than given.
+        legend: a legend of the colours (valid, invalid) above the grid (outside it, at
+            the axis labels' size, on a white background); a title says when fewer envs
+            are drawn than given.
 
     Returns:
         The ``EnvGrid`` used, to place gates (``plot_gates(..., layout=...)``) on the same
@@ -236,12 +237,14 @@ def plot_tracks(
         ]
         ax.legend(
             handles=handles,
-            loc="upper left",
-            bbox_to_anchor=(0, 1.0),
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.01),
+            borderaxespad=0.0,
             ncols=2,
-            fontsize=8,
-            frameon=False,
-            borderaxespad=-2.2,
+            fontsize=legend_size(ax),
+            framealpha=0.92,
+            facecolor="white",
+            edgecolor="#bbbbbb",
         )
     if len(envs) < pts.shape[0]:
         ax.set_title(f"the first {len(envs)} of {pts.shape[0]} envs", fontsize=8, loc="right")
@@ -394,20 +397,44 @@ def draw_tracks(ax: Any, xy: Any, valid: Any = None, **options: Any) -> EnvGrid:
     return plot_tracks(xy, valid, ax=ax, **options)
 
 
+def cloud_marks(sizes: Sequence[int]) -> list[tuple[int, float]]:
+    """Returns (cloud index, mark radius in px) in drawing order, the explore canvas's
+    rule: the largest cloud first in the smallest marks, each later (smaller or equal)
+    cloud in marks smaller than the one drawn before it, so a cloud that repeats another's
+    points shows as a ring around them and no cloud hides another. Ties keep the given
+    order."""
+    order = sorted(range(len(sizes)), key=lambda c: (-int(sizes[c]), c))
+    n = len(order)
+    return [
+        (c, 1.8 if n == 1 else 1.2 if rank == 0 else 1.2 + 1.4 * (n - rank) / (n - 1))
+        for rank, c in enumerate(order)
+    ]
+
+
+def legend_size(ax: Any) -> float:
+    """Returns the font size (pt) of ``ax``'s axis labels: the least a legend is drawn at."""
+    return max(float(ax.xaxis.label.get_size()), float(ax.yaxis.label.get_size()))
+
+
 def plot_points(
     clouds: Mapping[str, Any],
     *,
     ax: Any = None,
-    size: float = 3.0,
+    size: float = 10.0,
     max_points: int = 100_000,
 ) -> Any:
     """Draws named point clouds on one Axes, one colour each, with a legend of their sizes.
 
+    The clouds are drawn as the explore view draws them (``cloud_marks``): the largest
+    first in the smallest marks, each later one in smaller marks on top, so a cloud that
+    repeats another's points shows as a ring around them. The legend (the clouds in the
+    given order) sits above the Axes, outside the points, at the axis labels' size on a
+    white background.
+
     Args:
-        clouds: label -> ``[M, 2|3]`` points (NumPy, nested lists or a vector ``wp.array``);
-            drawn in order, so a later cloud (a subset) sits on top of an earlier one.
+        clouds: label -> ``[M, 2|3]`` points (NumPy, nested lists or a vector ``wp.array``).
         ax: the Axes to draw on; a new one when None.
-        size: marker size.
+        size: the marker area (pt^2) of a lone cloud; the others scale with their radius.
         max_points: draw at most the first this many points of each cloud.
 
     Returns:
@@ -416,21 +443,43 @@ def plot_points(
     Raises:
         ParamsError: when a cloud cannot be read as points.
     """
+    from matplotlib.lines import Line2D
+
     ax = _axes(ax)
-    for k, (label, values) in enumerate(clouds.items()):
+    items = []
+    for label, values in clouds.items():
         pts = as_points(values)
-        pts = pts.reshape(-1, pts.shape[-1])[:max_points]
+        items.append((label, pts.reshape(-1, pts.shape[-1])[:max_points]))
+    for z, (c, radius) in enumerate(cloud_marks([len(p) for _l, p in items])):
+        label, pts = items[c]
         ax.scatter(
             pts[:, 0],
             pts[:, 1],
-            s=size if k else size * 0.7,
-            color=POINT_COLORS[k % len(POINT_COLORS)],
+            s=size * (radius / 1.8) ** 2,
+            marker="s",
+            color=POINT_COLORS[c % len(POINT_COLORS)],
             label=f"{label} ({len(pts)})",
             linewidths=0,
+            zorder=2 + z,
         )
     ax.set_aspect("equal")
-    if clouds:
-        ax.legend(loc="upper right", fontsize=7, markerscale=2)
+    if items:
+        handles = [
+            Line2D([], [], ls="", marker="s", ms=7, color=POINT_COLORS[c % len(POINT_COLORS)])
+            for c in range(len(items))
+        ]
+        ax.legend(
+            handles,
+            [f"{label} ({len(p)})" for label, p in items],
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.01),
+            borderaxespad=0.0,
+            ncols=min(3, len(items)),
+            fontsize=legend_size(ax),
+            framealpha=0.92,
+            facecolor="white",
+            edgecolor="#bbbbbb",
+        )
     return ax
 
 

@@ -7,16 +7,18 @@ named ``seed`` or ``epoch``            ``IntBox`` (text the kernel reads as an i
 ``choices`` with at most 3 values      ``ToggleButtons``
 ``choices`` with more                  ``Dropdown``
 ``bool``                               ``Checkbox``
-``int`` with a slider range            ``IntSlider`` over the bounds
-``float`` with a slider range          ``FloatSlider`` over the bounds
+``int`` with a slider range            ``IntSlider`` (soft bounds, widens to bounds)
+``float`` with a slider range          ``FloatSlider`` (soft bounds, widens to bounds)
 ``int`` / ``float`` otherwise          ``IntBox`` / ``FloatText``
 ``str``                                ``Text``
 =====================================  ============================================
 
-A slider spans the field's bounds, so every value the Params accept can be set from the
-control and from Python; an end the bounds leave open is the soft bound's (the slider
-widens when a value past it is set), as HoloViz param uses softbounds. The step is
-chosen from the soft range (about 200 steps over it).
+A slider starts on the field's soft bounds (as HoloViz param uses softbounds: the range
+where the values of interest lie) and widens to its bounds when a value past a soft end
+is set from Python, or when the browser sends a soft end (a handle dragged to it, a value
+typed past it in the readout, which the browser clamps to it): every value the Params
+accept can be set from the control and from Python. An end the bounds leave open widens
+to the value. The step is chosen from the soft range (about 200 steps over it).
 
 No lost input: the kernel never writes a value back to the widget the browser is editing
 unless it refuses it. An edit the browser sends is rounded to the slider's decimals in the
@@ -77,13 +79,19 @@ def parse_int(text: Any) -> int | None:
 
 
 def slider_span(field: Field) -> tuple[Any, Any] | None:
-    """Returns the (min, max) of a field's slider: its bounds, an open end the soft
-    bound's; None when the field has no slider range."""
+    """Returns the (min, max) a field's slider starts on: its soft bounds (its bounds
+    when it has none); None when the field has no slider range."""
+    return field.slider_range
+
+
+def wide_span(field: Field, *values: Any) -> tuple[Any, Any]:
+    """Returns the (min, max) of a slider widened to show ``values``: the field's bounds,
+    an end they leave open the farthest of the soft end and ``values``."""
     soft = field.slider_range
-    if soft is None:
-        return None
     b = field.bounds or (None, None)
-    return (soft[0] if b[0] is None else b[0], soft[1] if b[1] is None else b[1])
+    lo = min([soft[0], *values]) if b[0] is None else b[0]
+    hi = max([soft[1], *values]) if b[1] is None else b[1]
+    return lo, hi
 
 
 def control_class(field: Field) -> type[widgets.Widget]:
@@ -250,7 +258,8 @@ class FieldControl:
                 kw["style"]["button_width"] = "auto"
         elif cls in (widgets.IntSlider, widgets.FloatSlider):
             lo, hi = slider_span(f)
-            lo, hi = min(lo, value), max(hi, value)
+            if not lo <= value <= hi:  # past a soft end: the slider spans the bounds
+                lo, hi = wide_span(f, value)
             kw.update(min=lo, max=hi, continuous_update=continuous)
             if cls is widgets.FloatSlider:
                 step, d = float_grid(f, value, lo, hi)
@@ -311,15 +320,31 @@ class FieldControl:
                 # range before its value would clamp the value it shows)
                 with w.hold_sync():
                     if isinstance(w, widgets.IntSlider | widgets.FloatSlider):
-                        if v < w.min:
-                            w.min = v
-                        if v > w.max:
-                            w.max = v
-                        if isinstance(w, widgets.FloatSlider):
-                            step, d = float_grid(self.field, v, w.min, w.max)
-                            if step < w.step:
-                                w.step, w.readout_format = step, f".{d}f"
+                        if not w.min <= v <= w.max:  # past the range: to the bounds
+                            self._widen(w, v)
                     w.value = str(v) if isinstance(w, IntBox) else v
+
+    def _widen(self, w: widgets.Widget, value: Any) -> None:
+        """Widens slider ``w`` to the field's bounds (and ``value``), its step finer when
+        the float grid needs it (inside ``hold_sync``: one message with the value)."""
+        lo, hi = wide_span(self.field, value, w.min, w.max)
+        if lo < w.min:
+            w.min = lo
+        if hi > w.max:
+            w.max = hi
+        if isinstance(w, widgets.FloatSlider):
+            step, d = float_grid(self.field, value, w.min, w.max)
+            if step < w.step:
+                w.step, w.readout_format = step, f".{d}f"
+
+    def _at_end(self, w: widgets.Widget, value: Any) -> None:
+        """The browser sent an end of slider ``w`` short of the field's bounds (a handle
+        dragged there, or a value typed past it, which the browser clamps): the slider
+        widens to the bounds, so the next drag or typed value can go past it."""
+        lo, hi = wide_span(self.field, w.min, w.max)
+        if (value >= w.max and hi > w.max) or (value <= w.min and lo < w.min):
+            with self.quiet(), w.hold_sync():
+                self._widen(w, value)
 
     def _remember(self, lane: int, value: Any) -> None:
         self._kernel_set[lane].append((value, time.monotonic()))
@@ -401,6 +426,8 @@ class FieldControl:
             new = round(float(new), decimals_of(w.step))
         if new == self._values[lane] and type(new) is type(self._values[lane]):
             return
+        if from_browser and isinstance(w, widgets.IntSlider | widgets.FloatSlider):
+            self._at_end(w, new)
         self._values[lane] = new
         if self._on_change is not None:
             self._on_change(self)

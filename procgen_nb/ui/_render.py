@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import html
+import math
+from typing import Any
 
 from .. import plot
 from .frame import Frame
 
 
 def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80) -> bytes:
-    """Returns PNG bytes of the grid of envs (and gates) of ``frame``."""
-    fig = plot.new_figure(size, size + 0.35, dpi)
-    ax = fig.add_axes((0.01, 0.01, 0.98, 0.98 * size / (size + 0.35)))  # the legend above
+    """Returns PNG bytes of the grid of envs (and gates) of ``frame`` (``tracks_figure``)."""
+    return plot.figure_png(tracks_figure(frame, max_envs=max_envs, size=size, dpi=dpi))
+
+
+def tracks_figure(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80) -> Any:
+    """Returns the matplotlib figure ``tracks_png`` draws: the grid of envs (and gates),
+    or the point clouds (as the canvas draws them: none hides another), with the legend
+    in a band above the Axes (it hides no data) at the axis labels' size."""
+    clouds = frame.points if frame.points and frame.tracks is None else {}
+    rows = math.ceil(len(clouds) / 3) if clouds else 1
+    band = 0.2 + 0.3 * rows  # inches above the Axes for the legend (and the title)
+    fig = plot.new_figure(size, size + band, dpi)
+    ax = fig.add_axes((0.01, 0.01, 0.98, 0.98 * size / (size + band)))
     layout = None
     if frame.tracks is not None:
         layout = plot.plot_tracks(frame.tracks, frame.valid, ax=ax, max_envs=max_envs, legend=True)
@@ -20,14 +32,14 @@ def tracks_png(frame: Frame, *, max_envs: int, size: float = 6.0, dpi: int = 80)
         plot.plot_gates(
             g.positions, g.count, ax=ax, layout=layout, heading=g.heading, order=g.order
         )
-    if frame.points and frame.tracks is None:
-        plot.plot_points(frame.points, ax=ax)
+    if clouds:
+        plot.plot_points(clouds, ax=ax)
         ax.set_xticks([])
         ax.set_yticks([])
     if frame.tracks is None and frame.gates is None and not frame.points:
         ax.set_axis_off()
         ax.text(0.5, 0.5, "nothing to draw", ha="center", va="center")
-    return plot.figure_png(fig)
+    return fig
 
 
 def counts_png(frame: Frame, *, width: float = 6.0, dpi: int = 80) -> bytes:

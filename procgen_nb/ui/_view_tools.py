@@ -144,18 +144,22 @@ class ViewTools:
     def undo(self) -> Params | None:
         """Goes back to the values before (and cooks them); returns them, or None at the
         first values."""
-        return self._go(self._history.undo())
+        return self._go(-1)
 
     def redo(self) -> Params | None:
         """Goes forward again after ``undo``; returns the values, or None at the last."""
-        return self._go(self._history.redo())
+        return self._go(1)
 
-    def _go(self, values: Params | None) -> Params | None:
+    def _go(self, step: int) -> Params | None:
+        """Shows the set ``step`` places from the history's cursor; the cursor moves only
+        once the form took them (a refusal leaves both as they were)."""
+        values = self._history.peek(step)
         if values is None:
             return None
         self._navigating = True
         try:
             self.form.value = values
+            self._history.move(step)
         finally:
             self._navigating = False
             self._sync_buttons()

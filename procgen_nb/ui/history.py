@@ -15,7 +15,7 @@ import json
 import os
 import pathlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ParamsError
@@ -89,6 +89,31 @@ class History:
         self._at += 1
         return self._items[self._at]
 
+    def peek(self, step: int) -> Params | None:
+        """Returns the set ``step`` places from the cursor (-1: what ``undo`` goes back
+        to, 1: what ``redo`` goes to) without moving; None when there is none."""
+        i = self._at + step
+        return self._items[i] if 0 <= i < len(self._items) else None
+
+    def move(self, step: int) -> None:
+        """Moves the cursor ``step`` places (after the values there took effect).
+
+        Raises:
+            ParamsError: when no set lies ``step`` places from the cursor.
+        """
+        i = self._at + step
+        if not 0 <= i < len(self._items):
+            raise ParamsError(
+                f"history: expected a step within [{-self._at}, "
+                f"{len(self._items) - 1 - self._at}], got {step!r}"
+            )
+        self._at = i
+
+    def convert(self, fn: Callable[[Params], Params]) -> None:
+        """Replaces every set with ``fn(set)`` (the form's Params class changed: a graph's
+        first cook found its kernel-level fields); the cursor stays where it is."""
+        self._items = [fn(p) for p in self._items]
+
 
 def values_json(params: Params, target: str = "") -> dict[str, Any]:
     """Returns what ``save_values`` writes: the format, the target, the Params class and
@@ -125,14 +150,13 @@ def save_values(path: str | os.PathLike, params: Params, target: str = "") -> pa
     return p
 
 
-def load_values(source: str | os.PathLike | Mapping[str, Any], cls: type[Params]) -> Params:
-    """Returns an instance of ``cls`` with the values of ``source``: a file
-    ``save_values`` wrote, or a dict (``{"values": {...}}`` or the values themselves).
-    Fields ``source`` leaves out keep ``cls``'s defaults.
+def read_values(source: str | os.PathLike | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Returns the values of ``source`` (a file ``save_values`` wrote, or a dict:
+    ``{"values": {...}}`` or the values themselves) as a dict, with the words naming it in
+    a message ("params file 'x.json'", "params").
 
     Raises:
-        ParamsError: for a file that is missing or no such JSON, a name ``cls`` has not,
-            or a value its field refuses (named with what is accepted).
+        ParamsError: for a file that is missing or no such JSON, or another format.
     """
     if isinstance(source, Mapping):
         data: Any = dict(source)
@@ -156,12 +180,56 @@ def load_values(source: str | os.PathLike | Mapping[str, Any], cls: type[Params]
         data = data["values"]
     if not isinstance(data, Mapping):
         raise ParamsError(f"{where}: expected a mapping of values, got {data!r}")
+    return dict(data), where
+
+
+def load_values(source: str | os.PathLike | Mapping[str, Any], cls: type[Params]) -> Params:
+    """Returns an instance of ``cls`` with the values of ``source``: a file
+    ``save_values`` wrote, or a dict (``{"values": {...}}`` or the values themselves).
+    Fields ``source`` leaves out keep ``cls``'s defaults.
+
+    Raises:
+        ParamsError: for a file that is missing or no such JSON, a name ``cls`` has not,
+            or a value its field refuses (named with what is accepted).
+    """
+    data, where = read_values(source)
     fields = cls.fields()
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise ParamsError(f"{where}: expected names among {sorted(fields)}, got {unknown}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     return cls(**values)
+
+
+def load_for_target(
+    target: Any, source: str | os.PathLike | Mapping[str, Any]
+) -> tuple[Params, bool]:
+    """Returns the values of ``source`` as an instance of ``target.params_class``, and
+    whether that class changed on the way. A graph that never cooked knows its
+    kernel-level fields (``kept.gather.TYPE``, ...) only after a cook: when ``source``
+    names fields the class has not, the graph target cooks the values it knows first and
+    takes its fields again (``refresh``), then reads them all.
+
+    Raises:
+        ParamsError: for names still unknown after that cook (naming them, and the
+            cook's failure when it failed), or values the fields refuse.
+    """
+    cls = target.params_class
+    data, where = read_values(source)
+    fields = set(cls.fields())
+    if getattr(target, "graph", None) is None or set(data) <= fields:
+        return load_values(source, cls), False
+    known = load_values({k: v for k, v in data.items() if k in fields}, cls)
+    try:
+        target.cook(known)
+    except Exception as exc:  # the fields it would find stay unknown: say so
+        kind = "" if isinstance(exc, ParamsError) else f"{type(exc).__name__}: "
+        raise ParamsError(
+            f"{where}: expected names among {sorted(fields)} (the graph's first cook, which "
+            f"finds its kernel-level names, failed: {kind}{exc}), got {sorted(set(data) - fields)}"
+        ) from exc
+    remade = bool(target.refresh())
+    return load_values(source, target.params_class), remade
 
 
 class Presets:

@@ -6,8 +6,9 @@ arrow from the node read to the node reading it, labelled with the input when it
 named for the node it reads (and the entry of the output, ``points.xy``). A box is coloured
 by what the node's last cook did, from the cook report: ``replayed`` (its recording
 replayed, or its output reused), ``planned`` (planned and cooked again), ``failed`` (the
-cook stopped there), ``not cooked`` (after a failure); the time under the name is the
-node's from the report. A graph that states no wires (no ``edges()``) is drawn as a chain
+cook stopped there), ``not cooked`` (a node a failure reached: it reads the failed
+node); after a failure the other nodes keep the last good cook's state and time. The time
+under the name is the node's from the report. A graph that states no wires (no ``edges()``) is drawn as a chain
 in cook order.
 """
 
@@ -30,27 +31,69 @@ COLORS = {
 
 
 def node_states(
-    nodes: Sequence[str], rows: Sequence[ReportRow], failed: str | None = None
+    nodes: Sequence[str],
+    rows: Sequence[ReportRow],
+    failed: str | None = None,
+    edges: Sequence[Sequence[str]] | None = None,
 ) -> list[tuple[str, str, float]]:
     """Returns (node, state, time in ms) per node of ``nodes`` from a cook report's
-    ``rows``; with ``failed`` (the node a failed cook stopped at) that node is "failed"
-    and those after it "not cooked"."""
+    ``rows`` (a node the rows leave out is "not cooked").
+
+    With ``failed`` (the node a failed cook stopped at; ``rows`` then are the last good
+    cook's) that node is "failed" and the nodes it reaches "not cooked": those reading it,
+    directly or through others, by ``edges`` (``graph.edges()`` or (from, to) pairs), or
+    every node after it in cook order when ``edges`` is None. The nodes the failure did
+    not reach keep their state and time in ``rows``.
+    """
     by_name = {r.name: r for r in rows}
+    reached: set[str] = set()
+    if failed is not None:
+        if edges is None:
+            reached = set(nodes[list(nodes).index(failed) + 1 :]) if failed in nodes else set()
+        else:
+            reached = _downstream(failed, _wires(edges))
     out = []
-    hit = False
     for n in nodes:
         r = by_name.get(n)
-        if failed is not None and (hit or n == failed):
-            out.append((n, "not cooked" if hit else "failed", 0.0))
-            hit = True
-            continue
-        if r is None:
+        if n == failed:
+            out.append((n, "failed", 0.0))
+        elif n in reached or r is None:
             out.append((n, "not cooked", 0.0))
         elif r.mode in ("replayed", "reused") or r.reused:
             out.append((n, "replayed", float(r.time_ms)))
         else:
             out.append((n, "planned", float(r.time_ms)))
     return out
+
+
+def _downstream(node: str, wires: Sequence[tuple[str, str, str, str]]) -> set[str]:
+    """The nodes that read ``node``, directly or through others."""
+    readers: dict[str, set[str]] = {}
+    for a, _k, b, _i in wires:
+        readers.setdefault(a, set()).add(b)
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        for b in readers.get(todo.pop(), ()):
+            if b not in seen and b != node:
+                seen.add(b)
+                todo.append(b)
+    return seen
+
+
+def graph_html(graph: Any, rows: Sequence[ReportRow], failure: str = "") -> str:
+    """Returns ``graph``'s diagram ("" for a graph with no nodes). After a cook that
+    succeeded, ``rows`` is its report; after one that failed with the message
+    ``failure``, ``rows`` is the last good cook's report (() before any): the node the
+    message names is "failed", the nodes it reaches "not cooked", the others as in
+    ``rows``; a message that names no node blames none (every node as in ``rows``)."""
+    names = list(getattr(graph, "nodes", []) or [])
+    if not names:
+        return ""
+    edges = graph_edges(graph)
+    failed = failed_node(failure, names) if failure else None
+    states = node_states(names, rows, failed, edges)
+    return diagram_html(states, edges, failed=bool(failure))
 
 
 def failed_node(message: str, nodes: Sequence[str]) -> str | None:
@@ -106,7 +149,9 @@ def layout(
 
 
 def diagram_html(
-    states: Sequence[tuple[str, str, float]], edges: Sequence[Sequence[str]] | None = None
+    states: Sequence[tuple[str, str, float]],
+    edges: Sequence[Sequence[str]] | None = None,
+    failed: bool = False,
 ) -> str:
     """Returns the diagram as HTML: an SVG of one box per node and an arrow per wire, a
     legend of the states above it; each box's and arrow's tooltip says what it is.
@@ -115,6 +160,8 @@ def diagram_html(
         states: (node, state, ms) in cook order (``node_states``).
         edges: ``graph.edges()`` (``Edge(source, key, target, input)``) or (from, to)
             pairs; None: each node reads the one before it.
+        failed: whether the last cook failed (the heading says the states of the nodes
+            it did not reach are the last good cook's).
     """
     if not states:
         return ""
@@ -199,9 +246,10 @@ def diagram_html(
         '<path d="M0,0 L8,4 L0,8 z" fill="#777"/></marker></defs>'
         f"{''.join(parts)}</svg>"
     )
+    when = "(last cook failed; the nodes it did not reach as in the last good cook)"
     return (
-        '<div class="procgen-nodes" style="font-size:12px"><b>nodes</b> (last cook) '
-        f"{legend}<div>{svg}</div></div>"
+        '<div class="procgen-nodes" style="font-size:12px"><b>nodes</b> '
+        f"{when if failed else '(last cook)'} {legend}<div>{svg}</div></div>"
     )
 
 

@@ -57,7 +57,7 @@ from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
-from .history import load_values
+from .history import load_for_target
 from .poll import POLL_INTERVAL, DigestPoller, check_interval
 from .sweep_panel import SweepPanel
 from .targets import Target, as_target
@@ -81,7 +81,8 @@ class ExploreView(ViewTools, widgets.Box):
         target: what ``as_target`` accepts (a generator name, Stage, GeneratorSpec, graph,
             a function with ``params=``, or a ``Target``).
         params: the Params class of a function target; for any target, a file
-            ``view.save`` wrote or a dict of values: the view opens with exactly those.
+            ``view.save`` wrote or a dict of values: the view opens with exactly those
+            (a graph that never cooked cooks first, to learn its kernel-level names).
         min_interval: the least seconds between two cooks' starts (0: none; a change
             arriving during a cook replaces the queued one anyway).
         max_envs: draw at most this many envs (the view notes when it draws fewer).
@@ -134,8 +135,12 @@ class ExploreView(ViewTools, widgets.Box):
         self.max_envs = max_envs
         self.result: Any = None  # what the last good cook returned (a TrackResult, ...)
         self.form = self._make_form()
-        if start is not None:
-            self.form.value = load_values(start, self.target.params_class)
+        if start is not None:  # a graph that never cooked cooks first (its kernel names)
+            values, remade = load_for_target(self.target, start)
+            if remade:  # the class changed: the form is made again with the fields found
+                self.form.close()
+                self.form = self._make_form()
+            self.form.value = values
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
@@ -333,16 +338,26 @@ class ExploreView(ViewTools, widgets.Box):
         old.unobserve(self._changed, names="value")
         old.unobserve(self._refused, names="error")
         self._browser_values_before = self.browser_values
-        # the values in effect carry over, except a choice the new form no longer offers
-        # (a cook that binds other columns changes the choices of a kernel's option)
-        keep = {
-            k: v
-            for k, v in old.value.to_dict().items()
-            if k in new.controls
-            and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
-        }
+        start = new.value  # the new class's values before any carry over
+
+        def carried(values: Params) -> Params:
+            # the values carry over into the new class, except a choice the new form no
+            # longer offers (a cook that binds other columns changes a kernel option's)
+            keep = {
+                k: v
+                for k, v in values.to_dict().items()
+                if k in new.controls
+                and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
+            }
+            return start.replace(**keep)
+
         with new.hold_trait_notifications():
-            new.value = new.value.replace(**keep)
+            new.value = carried(old.value)
+        # the history and the pinned values become the new class's (undo, redo and the
+        # form take only its instances)
+        self._history.convert(carried)
+        if self.pinned is not None:
+            self.pinned = carried(self.pinned)
         new.observe(self._changed, names="value")
         new.observe(self._refused, names="error")
         self.form = new
@@ -510,17 +525,15 @@ class ExploreView(ViewTools, widgets.Box):
             self.cooks += 1
 
     def _show_nodes(self, frame: Frame | None, failure: str = "") -> None:
-        """A graph's node diagram: each node's state and time in the last cook."""
+        """A graph's node diagram: each node's state and time in the last cook (after a
+        failure, the last good cook's for the nodes it did not reach)."""
         graph = getattr(self.target, "graph", None)
-        names = list(getattr(graph, "nodes", []) or [])
-        if not names:
-            return
-        rows = frame.report if frame is not None else ()
-        failed = node_diagram.failed_node(failure, names) if failure else None
-        if failure and failed is None:
-            failed = names[0]
-        states = node_diagram.node_states(names, rows, failed)
-        self.nodes.value = node_diagram.diagram_html(states, node_diagram.graph_edges(graph))
+        if frame is not None:
+            self._good_rows = frame.report
+        rows = frame.report if frame is not None else self.__dict__.get("_good_rows", ())
+        diagram = node_diagram.graph_html(graph, rows, failure)
+        if diagram:
+            self.nodes.value = diagram
 
 
 def _reason_in_words(message: str) -> str:
@@ -551,7 +564,8 @@ def explore(
         target: a generator name (``"polar"``), a Stage class, a ``GeneratorSpec``, a
             graph (``procgen_nb.Graph``), a function of a Params instance (with
             ``params=``), or a ``procgen_nb.ui.Target``.
-        params: the Params class (or starting instance) of a function target.
+        params: the Params class (or starting instance) of a function target; for any
+            target a file ``view.save`` wrote, or a dict of values, to open with.
         min_interval: the least seconds between two cooks' starts.
         max_envs: draw at most this many envs.
         poll_interval: for a graph whose cook reads ``cpu.read`` digests, the seconds
@@ -567,8 +581,9 @@ def explore(
         The ``ExploreView`` widget; it starts cooking the starting values at once.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds, or ``poll_interval``
-            is neither a finite number > 0 nor 0 or None.
+        ParamsError: when ``target`` is none of the accepted kinds, ``poll_interval``
+            is neither a finite number > 0 nor 0 or None, or ``params`` names a field
+            the target has not (after a graph's first cook) or a refused value.
         ProcgenError: for a generator when ``procgen_nb.track_gen`` is missing.
     """
     return ExploreView(

@@ -235,6 +235,55 @@ def test_a_refused_text_greys_picture_and_counts_and_escape_works_from_a_slider(
     page.wait_for_function("el => el.dataset.zoomed === undefined", arg=root.element_handle())
 
 
+_UNCOVERED_JS = """
+async (view) => {
+  // every control shown (not in a closed section), and "Copy as code"; each is scrolled
+  // to 70% down the notebook's visible height (below the picture, where a person scrolls
+  // it to), then the element on top at its centre is asked for: the control itself or a
+  // child of it
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  let scroller = view.parentElement;
+  // the notebook's scroller (an output area that has nothing to scroll is passed over)
+  while (
+    scroller &&
+    !(/(auto|scroll)/.test(getComputedStyle(scroller).overflowY) &&
+      scroller.scrollHeight > scroller.clientHeight + 1)
+  ) {
+    scroller = scroller.parentElement;
+  }
+  const items = [...view.querySelectorAll(".procgen-controls .procgen-control")];
+  items.push(view.querySelector(".procgen-copy"));
+  const out = [];
+  for (const box of items) {
+    const r0 = box.getBoundingClientRect();
+    if (r0.width === 0 || r0.height === 0) continue;
+    const el = box.classList.contains("procgen-control")
+      ? box.querySelector("input, .widget-slider, select, .widget-toggle-buttons, button") || box
+      : box;
+    const s = scroller.getBoundingClientRect();
+    const top = Math.max(0, s.top), bottom = Math.min(window.innerHeight, s.bottom);
+    const at = el.getBoundingClientRect();
+    scroller.scrollTop += at.top + at.height / 2 - (top + 0.7 * (bottom - top));
+    await frame();
+    await new Promise((r) => setTimeout(r, 60));
+    await frame();
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    const pic = view.querySelector(".procgen-picture").getBoundingClientRect();
+    out.push({
+      name: box.textContent.trim().slice(0, 40),
+      onTop: !!hit && box.contains(hit),
+      hit: hit ? hit.className.toString().slice(0, 60) : null,
+      y: r.top,
+      picTop: pic.top,
+      picBottom: pic.bottom,
+    });
+  }
+  return out;
+}
+"""
+
+
 def test_at_800_px_the_picture_stays_in_view_while_the_form_scrolls(session):
     page, _ = session
     page.set_viewport_size({"width": 800, "height": 800})
@@ -250,6 +299,17 @@ def test_at_800_px_the_picture_stays_in_view_while_the_form_scrolls(session):
         c, e = canvas.bounding_box(), last.bounding_box()
         assert c["y"] >= -1 and c["y"] + c["height"] <= 800 + 1, c  # the picture in view
         assert e["y"] >= 0 and e["y"] + e["height"] <= 800, e  # and the control moved
+        # the picture takes at most about 45% of the height: the form keeps the rest
+        pic = view.locator(".procgen-picture").first.bounding_box()
+        assert pic["height"] <= 0.5 * 800, pic
+        # and no control is covered by it where a person scrolls to it
+        found = view.evaluate(_UNCOVERED_JS)
+        page.screenshot(path=str(ARTIFACTS / "browser_explore_800_end.png"))
+        names = [f["name"] for f in found]
+        assert any(n.startswith("Copy as code") for n in names), names
+        assert any("epoch" in n for n in names), names
+        covered = [f for f in found if not f["onTop"]]
+        assert not covered, covered
     finally:
         page.set_viewport_size({"width": 1280, "height": 800})
         page.wait_for_timeout(500)

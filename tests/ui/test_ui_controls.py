@@ -53,34 +53,73 @@ def test_control_per_field_kind(name):
         assert type(w) is EXPECTED[name]
 
 
-def test_slider_spans_the_bounds_and_starts_at_the_value():
-    """The slider's range is the field's bounds (0..1), not its soft range (0..0.5): any
-    value the Params accept can be set from the control; the step comes from the soft
-    range (about 200 steps over it)."""
+def test_slider_starts_on_the_soft_bounds_at_the_value():
+    """The slider starts on the field's soft range (0..0.5 of the bounds 0..1), as
+    HoloViz param does; the step comes from the soft range (about 200 steps over it)."""
     form = params_form(Knobs(jitter=0.3))
     s = form.widget("jitter")
-    assert (s.min, s.max, s.value) == (0.0, 1.0, 0.3)
+    assert (s.min, s.max, s.value) == (0.0, 0.5, 0.3)
     assert s.step <= 0.5 / 200
     # exact: the value lies on the slider's grid, and the readout writes it as it is
     k = (s.value - s.min) / s.step
     assert abs(k - round(k)) < 1e-9 and (s.max - s.min) / s.step >= 100
     assert format(0.3, s.readout_format.replace("f", "f")) == "0.300"
-    lobes = form.widget("lobes")
+    lobes = form.widget("lobes")  # no soft bounds: the bounds
     assert (lobes.min, lobes.max, lobes.step) == (3, 12, 1)
 
 
-def test_value_outside_soft_bounds_widens_the_slider():
-    """Past the soft range but inside the bounds: the slider (over the bounds) shows it;
-    past an open end (the soft bound's): the slider widens to it."""
+def test_value_outside_soft_bounds_widens_the_slider_to_the_bounds():
+    """A value past the soft range (from the start, or set from Python) widens the
+    slider to the bounds; past an open end, to the value."""
     form = params_form(Knobs(jitter=0.9))
     s = form.widget("jitter")
-    assert s.value == 0.9 and s.max == 1.0 and form.value.jitter == 0.9
+    assert (s.min, s.max, s.value) == (0.0, 1.0, 0.9) and form.value.jitter == 0.9
+    form = params_form(Knobs(jitter=0.2))
+    s = form.widget("jitter")
+    assert (s.min, s.max) == (0.0, 0.5)
+    form.value = {"jitter": 0.7}
+    assert (s.min, s.max, s.value) == (0.0, 1.0, 0.7)
+    k = (s.value - s.min) / s.step
+    assert abs(k - round(k)) < 1e-9
     cls = params_class("G", {"reach": Field(2.0, bounds=(0.0, None), soft=(0.0, 5.0))}, "g")
     form = params_form(cls(reach=40.0))
     s = form.widget("reach")
     assert (s.min, s.max, s.value) == (0.0, 40.0, 40.0) and form.value.reach == 40.0
     form.value = {"reach": 70.0}
     assert (s.max, s.value) == (70.0, 70.0)
+
+
+def _from_browser(w, value):
+    """Sets ``value`` as a message from the browser does (under the property lock)."""
+    with w._lock_property(value=value):
+        w.value = value
+
+
+def test_a_soft_end_sent_by_the_browser_widens_the_slider():
+    """A value typed past the soft end in the readout arrives clamped to it (the browser
+    clamps to the slider's range): the slider widens to the bounds, so the value typed
+    again lands; the value sent is taken as it is."""
+    cls = params_class("N", {"num_envs": Field(16, bounds=(1, 65536), soft=(1, 64))}, "n")
+    form = params_form(cls)
+    s = form.widget("num_envs")
+    assert (s.min, s.max, s.value) == (1, 64, 16)
+    _from_browser(s, 30)  # inside: the range stays
+    assert (s.min, s.max) == (1, 64) and form.value.num_envs == 30
+    _from_browser(s, 64)  # "1000" typed in the readout arrives as 64
+    assert form.value.num_envs == 64 and (s.min, s.max, s.value) == (1, 65536, 64)
+    _from_browser(s, 1000)  # typed again: now in range
+    assert form.value.num_envs == 1000 and s.value == 1000
+    # the low end of a float slider; a soft end that is a bound widens nothing
+    cls = params_class("F", {"gain": Field(0.5, bounds=(0.0, 1.0), soft=(0.2, 0.8))}, "f")
+    form = params_form(cls)
+    s = form.widget("gain")
+    assert (s.min, s.max) == (0.2, 0.8)
+    _from_browser(s, 0.2)
+    assert form.value.gain == 0.2 and (s.min, s.max, s.value) == (0.0, 1.0, 0.2)
+    form = params_form(Knobs)
+    s = form.widget("jitter")
+    _from_browser(s, 0.0)  # the soft end 0 is the bound: nothing to widen to
+    assert form.value.jitter == 0.0 and (s.min, s.max) == (0.0, 0.5)
 
 
 def test_tooltip_and_unit_in_label():

@@ -39,8 +39,10 @@ def test_polar_controls(polar):
     f = polar.form
     assert list(f.controls)[:3] == ["lobes", "radius_jitter", "min_radius"]
     assert isinstance(f.widget("lobes"), widgets.IntSlider)
-    # the Params bounds (3, 64), not the soft range (3, 24): lobes=40 can be set
-    assert (f.widget("lobes").min, f.widget("lobes").max) == (3, 64)
+    # the slider starts on the soft range (3, 24) of the bounds (3, 64), num_envs on
+    # (1, 64) of (1, 65536): the default is not at the left edge
+    assert (f.widget("lobes").min, f.widget("lobes").max) == (3, 24)
+    assert (f.widget("num_envs").min, f.widget("num_envs").max) == (1, 64)
     assert isinstance(f.widget("radius_jitter"), widgets.FloatSlider)
     assert isinstance(f.widget("track_width"), widgets.FloatSlider)
     assert isinstance(f.widget("seed"), IntBox)
@@ -187,13 +189,14 @@ def test_an_unknown_generator_name_is_refused():
 
 
 def test_lobes_40_is_set_from_python_and_cooked_with_40(polar):
-    """The Params bound is 64 (the soft range 24): update sets 40, the slider shows 40
-    (its range is the bounds) and the cook uses 40 (against presets.track)."""
+    """The Params bound is 64 (the soft range 24): update sets 40, the slider widens to
+    the bounds and shows 40, and the cook uses 40 (against presets.track)."""
     before = polar.value
     try:
         polar.update(lobes=40)
         frame = polar.wait(120)
         assert polar.value.lobes == 40 and polar.form.widget("lobes").value == 40
+        assert (polar.form.widget("lobes").min, polar.form.widget("lobes").max) == (3, 64)
         xy, _, _ = _reference(**polar.value.to_dict())  # every value in effect, lobes 40
         np.testing.assert_array_equal(frame.tracks, xy)
     finally:

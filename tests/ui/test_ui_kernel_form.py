@@ -97,7 +97,7 @@ def test_uniform_bounds_doc_and_unit_from_bindings_when_given():
 
     form = kernel_form(Kernel())
     r = form.widget("uniforms.radius")
-    # the slider spans the bounds; the soft range sets its step
-    assert isinstance(r, widgets.FloatSlider) and (r.min, r.max) == (0.0, 2.0)
+    # the slider starts on the soft range (its step from it), widens to the bounds
+    assert isinstance(r, widgets.FloatSlider) and (r.min, r.max) == (0.0, 1.0)
     assert r.description == "radius [world]" and "r" in r.tooltip
     assert isinstance(form.widget("uniforms.gain"), widgets.FloatText)

@@ -6,10 +6,17 @@ import re
 
 from test_ui_explore import _gathered
 
-from procgen_nb.demo import build_demo_graph
+from procgen_nb import ops
+from procgen_nb.demo import GATHER, build_demo_graph
 from procgen_nb.ui import explore
 from procgen_nb.ui.frame import ReportRow
-from procgen_nb.ui.node_diagram import diagram_html, failed_node, layout, node_states
+from procgen_nb.ui.node_diagram import (
+    diagram_html,
+    failed_node,
+    graph_html,
+    layout,
+    node_states,
+)
 
 
 def _states(html: str) -> dict[str, str]:
@@ -38,6 +45,50 @@ def test_states_from_a_report_by_hand():
     # one arrow per wire, none between b and c (c does not read b)
     assert _edges(html) == ["a->b", "a->c"]
     assert "<title>c: replayed in 0.4 ms; reads a</title>" in html
+
+
+def _tips(html: str) -> dict[str, str]:
+    return dict(re.findall(r'data-node="([^"]+)" data-state="[^"]+"><title>([^<]*)</title>', html))
+
+
+def _scaled(picked, keep):
+    """A node reading ``picked`` (it does not cook when picked fails): picked's points
+    gathered again."""
+    return ops.device.kernel(
+        kernel=GATHER,
+        specialize={"TYPE": "vec2"},
+        bind={"src": picked, "idx": keep["indices"]},
+        domain=keep["indices"],
+    )["columns"]["dst"]
+
+
+def test_a_failure_blames_the_node_it_names_and_keeps_the_others():
+    class Graph:  # what graph_html reads of a graph: nodes and edges
+        nodes = ["a", "b", "c", "d"]
+
+        def edges(self):  # a -> b -> c, a -> d (d does not read b)
+            return [("a", "b"), ("b", "c"), ("a", "d")]
+
+    rows = (
+        ReportRow("a", 1.5, reused=False, mode="replayed"),
+        ReportRow("b", 2.0, reused=False, mode="cooked"),
+        ReportRow("c", 3.0, reused=False, mode="cooked"),
+        ReportRow("d", 4.0, reused=False, mode="cooked"),
+    )
+    html = graph_html(Graph(), rows, "graph 'g' node 'b' (k): expected f32, got vec2")
+    assert _states(html) == {"a": "replayed", "b": "failed", "c": "not cooked", "d": "planned"}
+    assert "<title>d: planned in 4.0 ms; reads a</title>" in html
+    # a message naming no node blames none: each node as in the last good cook
+    html = graph_html(Graph(), rows, "device lost")
+    assert _states(html) == {"a": "replayed", "b": "planned", "c": "planned", "d": "planned"}
+    assert "last cook failed" in html
+    # a failure before any good cook: nothing cooked but the node named
+    assert _states(graph_html(Graph(), (), "node 'a': expected x")) == {
+        "a": "failed",
+        "b": "not cooked",
+        "c": "not cooked",
+        "d": "not cooked",
+    }
 
 
 def _edges(html: str) -> list[str]:
@@ -98,6 +149,7 @@ def test_the_node_a_failure_names():
 def test_a_graph_view_shows_its_nodes_planned_replayed_and_failed():
     g = build_demo_graph()
     g.add("picked", _gathered, points="points", keep="keep")
+    g.add("after", _scaled, picked="picked", keep="keep")
     v = explore(g, min_interval=0.0)
     try:
         frame = v.wait(60)
@@ -110,12 +162,26 @@ def test_a_graph_view_shows_its_nodes_planned_replayed_and_failed():
             assert f"<title>{name}: planned in {ms[name]:.1f} ms" in v.nodes.value
         v.form.widget("keep.radius").value = 0.3
         v.wait(60)
-        assert _states(v.nodes.value)["points"] == "replayed"
-        assert _states(v.nodes.value)["keep"] == "planned"
+        good = _states(v.nodes.value)
+        # by hand: points did not change (replayed); keep and what reads it cook again
+        assert good == {
+            "points": "replayed",
+            "keep": "planned",
+            "kept": "planned",
+            "offsets": "planned",
+            "picked": "planned",
+            "after": "planned",
+        }
+        good_tips = _tips(v.nodes.value)
         v.form.widget("picked.as_type").value = "f32"  # gather cannot bind: the cook fails
         v.wait(60)
-        states = _states(v.nodes.value)
-        assert v.error and states["picked"] == "failed", (v.error, states)
-        assert states["points"] != "failed"
+        assert v.error
+        # picked failed, after (which reads it) did not cook, the others are as in the
+        # last good cook, with its times
+        assert _states(v.nodes.value) == {**good, "picked": "failed", "after": "not cooked"}
+        tips = _tips(v.nodes.value)
+        for name in ("points", "keep", "kept", "offsets"):
+            assert tips[name] == good_tips[name]
+        assert "last cook failed" in v.nodes.value
     finally:
         v.close()

@@ -10,6 +10,7 @@ import pytest
 import warp as wp
 from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgba
+from matplotlib.text import Annotation
 
 from procgen_nb import plot
 from procgen_nb.errors import ParamsError
@@ -137,6 +138,90 @@ def test_points_one_colour_per_cloud():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["all (50)", "kept (10)"]
 
 
+def test_cloud_marks_by_hand():
+    # the largest first in the smallest marks; the rest in marks shrinking in drawing
+    # order (each ring around the next); ties in the order given
+    assert plot.cloud_marks([7]) == [(0, 1.8)]
+    assert [(c, round(r, 9)) for c, r in plot.cloud_marks([10, 50])] == [(1, 1.2), (0, 2.6)]
+    marks = plot.cloud_marks([2000, 700, 700])
+    assert [c for c, _r in marks] == [0, 1, 2]
+    assert [round(r, 9) for _c, r in marks] == [1.2, 2.6, 1.9]
+
+
+def test_equal_clouds_are_drawn_as_rings_none_hidden():
+    """The issue's case: "kept" and "again" hold the same points; "again" used to hide
+    "kept". Now "kept" is drawn first in larger marks and "again" on top in smaller ones
+    (a ring of kept around each again point), over the larger "points" cloud."""
+    fig, ax = _ax()
+    pts = np.random.default_rng(1).uniform(-1, 1, (200, 2))
+    plot.plot_points({"points": pts, "kept": pts[:60], "again": pts[:60]}, ax=ax)
+    drawn = sorted(ax.collections, key=lambda c: c.get_zorder())
+    assert [c.get_label() for c in drawn] == ["points (200)", "kept (60)", "again (60)"]
+    sizes = [float(c.get_sizes()[0]) for c in drawn]
+    assert sizes[1] > sizes[2] > sizes[0]  # kept rings around again, both over points
+    # every colour differs: each cloud can be told apart
+    colors = [tuple(c.get_facecolor()[0]) for c in drawn]
+    assert len(set(colors)) == 3
+
+
+def _legend_outside(fig, ax) -> None:
+    """The legend sits above the Axes (it hides no point), inside the figure, at least
+    at the axis labels' size, on a white background."""
+    fig.canvas.draw()
+    leg = ax.get_legend()
+    r = fig.canvas.get_renderer()
+    lb, ab, fb = leg.get_window_extent(r), ax.get_window_extent(r), fig.bbox
+    assert lb.y0 >= ab.y1 - 0.5, (lb, ab)
+    assert lb.y1 <= fb.y1 + 0.5 and lb.x0 >= fb.x0 - 0.5 and lb.x1 <= fb.x1 + 0.5
+    size = max(ax.xaxis.label.get_size(), ax.yaxis.label.get_size())
+    assert size >= 10 and all(t.get_fontsize() >= size for t in leg.get_texts())
+    assert to_rgba(leg.get_frame().get_facecolor())[:3] == (1.0, 1.0, 1.0)
+    assert leg.get_frame().get_alpha() >= 0.9
+
+
+def test_the_points_legend_is_above_the_points_at_the_label_size():
+    fig, ax = _ax()
+    pts = np.random.default_rng(2).uniform(-1, 1, (100, 2))
+    plot.plot_points({"points": pts, "kept": pts[:30]}, ax=ax)
+    _legend_outside(fig, ax)
+
+
+def test_the_saved_picture_of_a_view_has_its_legend_outside_the_data():
+    from procgen_nb.ui._render import tracks_figure
+    from procgen_nb.ui.frame import Frame
+
+    pts = np.random.default_rng(3).uniform(-1, 1, (100, 2))
+    clouds = {"points": pts, "kept": pts[:40], "again": pts[:40], "more": pts[:5]}
+    frame = Frame(tracks=None, valid=None, gates=None, counts={}, points=clouds)
+    fig = tracks_figure(frame, max_envs=16)
+    (ax,) = fig.axes
+    _legend_outside(fig, ax)
+    assert len(ax.get_legend().get_texts()) == 4
+    frame = Frame(tracks=_circles(4, 16), valid=np.array([1, 0, 1, 1]), gates=None, counts={})
+    fig = tracks_figure(frame, max_envs=16)
+    (ax,) = fig.axes
+    _legend_outside(fig, ax)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["valid", "invalid"]
+
+
+def test_gate_numbers_are_written_for_every_gate():
+    fig, ax = _ax()
+    layout = plot.plot_tracks(_circles(2, 16), ax=ax)
+    pos = np.zeros((2, 5, 2))
+    pos[0, :3] = [[1, 0], [0, 1], [-1, 0]]
+    pos[1, :5] = [[1.5, 0], [0, 1.5], [-1.5, 0], [0, -1.5], [1, 1]]
+    order = np.array([[2, 0, 1, 3, 4], [0, 1, 2, 3, 4]])
+    before = len(ax.texts)
+    plot.plot_gates(pos.reshape(-1, 2), [3, 5], ax=ax, layout=layout, order=order.reshape(-1))
+    # the texts after the tracks' labels, less the start arrows (empty annotations)
+    numbers = [t for t in ax.texts[before:] if not isinstance(t, Annotation)]
+    assert [t.get_text() for t in numbers] == ["0", "1", "2", "0", "1", "2", "3", "4"]
+    # env 0's number 0 is beside its first gate in the order (slot 1, at (0, 1))
+    want = layout.place(0, np.array([[0.0, 1.0]]))[0]
+    x, y = numbers[0].get_position()
+    assert abs(x - want[0] - 0.015) < 1e-9 and abs(y - want[1] - 0.015) < 1e-9
+
+
 def test_png_size_and_a_new_axes_when_none_given():
     fig = plot.new_figure(3, 2, dpi=50)
     fig.add_subplot().plot([0, 1], [0, 1])
@@ -179,3 +264,23 @@ def test_show_draws_in_the_browser_and_carries_a_png():
     assert "application/vnd.jupyter.widget-view+json" in data
     assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG")
     canvas.close()
+
+
+def test_legible_legends_redraws_a_small_legend_at_the_label_size():
+    from procgen_nb.ui.sweep_panel import legible_legends
+
+    fig = plot.new_figure(4, 3)
+    a, b = fig.subplots(1, 2)
+    a.plot([0, 1], [0, 1], label="valid fraction")
+    a.plot([0, 1], [1, 0], label="p90")
+    a.set_xlabel("lobes", fontsize=11)
+    a.legend(fontsize=4, framealpha=0.1)  # the ~5 px legend the issue found
+    b.plot([0, 1], [0, 1])  # no legend: left without one
+    legible_legends(fig)
+    leg = a.get_legend()
+    assert [t.get_text() for t in leg.get_texts()] == ["valid fraction", "p90"]
+    assert all(t.get_fontsize() == 11 for t in leg.get_texts())  # the axis label's size
+    assert leg.get_frame().get_alpha() >= 0.9
+    assert to_rgba(leg.get_frame().get_facecolor())[:3] == (1.0, 1.0, 1.0)
+    assert leg._loc == 0  # "best": where it hides the fewest points
+    assert b.get_legend() is None

@@ -13,6 +13,7 @@ const CLOUD_COLORS = ["#1d5fa8", "#e07a1f", "#2a9d4b", "#8e44ad", "#d1495b", "#5
 const PINNED = "rgba(90, 90, 90, 0.28)";
 const MAX_HEIGHT = 420;
 const CLOUD_HEIGHT = 320; // a graph's point clouds: room for its counts and node diagram
+const NARROW_SHARE = 0.45; // a narrow view's picture: at most this share of the height
 // the racing line's colour by speed, slow to fast (viridis stops)
 const SPEED_STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 function speedColor(t) {
@@ -43,6 +44,46 @@ function fmt(x, digits = 3) {
   if (Number.isInteger(x)) return String(x);
   return Number(x).toPrecision(digits);
 }
+// The order point clouds are drawn in and each one's mark radius (px): the largest cloud
+// first, in the smallest marks; each later (smaller or equal) cloud in marks smaller than
+// the one drawn before it, so a cloud that repeats another's points (a stage that kept them
+// all) shows as a ring around them: no cloud hides another.
+export function cloudMarks(sizes) {
+  const order = [...sizes.keys()].sort((a, b) => sizes[b] - sizes[a] || a - b);
+  const n = order.length;
+  return order.map((cloud, rank) => ({
+    cloud,
+    radius: n === 1 ? 1.8 : rank === 0 ? 1.2 : 1.2 + (1.4 * (n - rank)) / (n - 1),
+  }));
+}
+
+// The legend of the grid of envs: the gate entry only where the envs have gates (G > 0).
+export function legendEntries(G) {
+  const out = [
+    ["valid", VALID],
+    ["invalid", INVALID],
+  ];
+  if (G > 0) out.push(["gate (number: order)", GATE]);
+  return out;
+}
+
+// A gate number's font size (px): smaller in small cells, never left out.
+export function gateFontPx(large, s) {
+  return large ? 13 : s >= 110 ? 11 : 9;
+}
+
+// The box (x, y, width, height) of the number of a gate drawn at (gx, gy) px, text width
+// tw: beside the gate, moved inside the cell (ox, oy, s) when it would cross its edge.
+export function gateLabelBox(gx, gy, tw, fontPx, ox, oy, s, large) {
+  const th = fontPx + 2;
+  let bx = gx + 4, by = gy - th - 1;
+  if (!large) {
+    bx = Math.min(Math.max(bx, ox + 1), ox + s - tw - 4);
+    by = Math.min(Math.max(by, oy + 1), oy + s - th - 1);
+  }
+  return { x: bx, y: by, w: tw + 3, h: th };
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -58,11 +99,17 @@ function render({ model, el: root }) {
   const back = el("button", "pc-back jupyter-button", "← all envs");
   back.style.display = "none";
   const legend = el("span", "pc-legend");
-  legend.innerHTML =
-    `<span><i style="background:${VALID}"></i>valid</span>` +
-    `<span><i style="background:${INVALID}"></i>invalid</span>` +
-    `<span><i style="background:${GATE}"></i>gate (number: order)</span>` +
-    `<span><b>●</b> start, <b>→</b> direction</span>`;
+  // the entries of the envs drawn (the gate entry only where there are gates)
+  let legendG = -1;
+  const showLegend = (G) => {
+    if (G === legendG) return;
+    legendG = G;
+    legend.innerHTML =
+      legendEntries(G)
+        .map(([t, c]) => `<span data-entry="${t}"><i style="background:${c}"></i>${t}</span>`)
+        .join("") + `<span><b>●</b> start, <b>→</b> direction</span>`;
+  };
+  showLegend(0);
   // the racing line's key: its colours from the slowest to the fastest speed drawn
   const speedKey = el("span", "pc-speed-key");
   speedKey.innerHTML =
@@ -161,16 +208,19 @@ function render({ model, el: root }) {
     return { centres, half: half > 0 ? half : 1 };
   }
 
+  // the most the canvas may take (px): in a narrow view the picture over the form is
+  // limited to a share of the notebook's height (stick), the canvas to what is left of it
+  let heightCap = Infinity;
   function size() {
     const w = Math.max(160, Math.floor(wrap.clientWidth || main.clientWidth || 400));
     let h;
     if (!data || (data.shown === 0 && data.cloud.length === 0)) h = 120;
-    else if (zoom) h = Math.min(w, MAX_HEIGHT);
-    else if (data.shown === 0) h = Math.min(w, CLOUD_HEIGHT);
+    else if (zoom) h = Math.min(w, MAX_HEIGHT, heightCap);
+    else if (data.shown === 0) h = Math.min(w, CLOUD_HEIGHT, heightCap);
     else {
       const cols = Math.ceil(Math.sqrt(data.shown));
       const rows = Math.ceil(data.shown / cols);
-      const cell = Math.min(w / cols, MAX_HEIGHT / rows);
+      const cell = Math.min(w / cols, Math.min(MAX_HEIGHT, heightCap) / rows);
       h = Math.ceil(cell * rows);
     }
     const dpr = window.devicePixelRatio || 1;
@@ -265,7 +315,7 @@ function render({ model, el: root }) {
     if (G) {
       const c = Math.min(gateCount[e] || 0, G);
       // the legend promises numbers: always drawn, smaller in small cells, kept inside
-      const fontPx = large ? 13 : s >= 110 ? 11 : 9;
+      const fontPx = gateFontPx(large, s);
       ctx.font = `${fontPx}px sans-serif`;
       ctx.textBaseline = "middle";
       for (let g = 0; g < c; g++) {
@@ -295,17 +345,12 @@ function render({ model, el: root }) {
           ctx.stroke();
         }
         {
-          const t = String(g), tw = ctx.measureText(t).width, th = fontPx + 2;
-          // beside the gate, moved inside the cell when it would cross its edge
-          let bx = X(x) + 4, by = Y(y) - th - 1;
-          if (!large) {
-            bx = Math.min(Math.max(bx, ox + 1), ox + s - tw - 4);
-            by = Math.min(Math.max(by, oy + 1), oy + s - th - 1);
-          }
+          const t = String(g);
+          const b = gateLabelBox(X(x), Y(y), ctx.measureText(t).width, fontPx, ox, oy, s, large);
           ctx.fillStyle = "rgba(255,255,255,0.85)";
-          ctx.fillRect(bx, by, tw + 3, th);
+          ctx.fillRect(b.x, b.y, b.w, b.h);
           ctx.fillStyle = GATE;
-          ctx.fillText(t, bx + 1.5, by + th / 2);
+          ctx.fillText(t, b.x + 1.5, b.y + b.h / 2);
         }
       }
     }
@@ -357,15 +402,10 @@ function render({ model, el: root }) {
     const offs = [];
     let off = 0;
     cloudSizes.forEach((n) => { offs.push(off); off += n; });
-    // the largest cloud first, in the smallest marks; each later (smaller or equal) cloud
-    // in larger marks under the next: a cloud that repeats another's points (a stage
-    // that kept them all) shows as a ring around them, never hidden
-    const order = [...cloudSizes.keys()].sort((a, b) => cloudSizes[b] - cloudSizes[a] || a - b);
-    const radius = (rank) => (order.length === 1 ? 1.8 : rank === 0 ? 1.2 : Math.max(1.2, 1.2 + 1.4 * (order.length - rank) / (order.length - 1)));
-    order.forEach((c, rank) => {
+    // no cloud hides another (cloudMarks): a repeated cloud shows as a ring
+    cloudMarks(cloudSizes).forEach(({ cloud: c, radius: r }) => {
       const n = cloudSizes[c];
       ctx.fillStyle = CLOUD_COLORS[c % CLOUD_COLORS.length];
-      const r = radius(rank);
       for (let i = offs[c]; i < offs[c] + n; i++) {
         const x = cloud[i * 2], y = cloud[i * 2 + 1];
         if (!Number.isFinite(x)) continue;
@@ -433,6 +473,7 @@ function render({ model, el: root }) {
     }
     back.style.display = zoom ? "" : "none";
     legend.style.display = data.shown > 0 ? "" : "none";
+    showLegend(data.G || 0);
     speedKey.style.display = data.racing && data.shown > 0 ? "" : "none";
     if (data.racing) {
       speedKey.querySelector(".pc-speed-lo").textContent = fmt(data.racing.lo, 3);
@@ -622,22 +663,45 @@ function render({ model, el: root }) {
   // (looked up once the canvas is in the page: render runs before it is attached)
   let picture = null;
   let view = null;
+  // the notebook's scroller: the nearest ancestor that scrolls (an output area that may
+  // scroll but has nothing to scroll is passed over: its top is not the notebook's)
   const scrollerOf = (node) => {
     for (let p = node && node.parentElement; p; p = p.parentElement) {
       const oy = getComputedStyle(p).overflowY;
-      if (oy === "auto" || oy === "scroll") return p;
+      if ((oy === "auto" || oy === "scroll") && p.scrollHeight > p.clientHeight + 1) return p;
     }
     return null;
   };
   let scroller = null;
   let stickQueued = false;
+  // narrow (the picture above the form): the picture box takes at most NARROW_SHARE of
+  // the notebook's visible height, measured from its scroller's top (the rest scrolls
+  // inside the box), so the form below it keeps most of the height and every control
+  // can be scrolled to where nothing covers it
+  const fitNarrow = (top) => {
+    const narrow = getComputedStyle(picture).order === "-1";
+    const bottom = Math.min(window.innerHeight, scroller ? scroller.getBoundingClientRect().bottom : Infinity);
+    const limit = narrow ? Math.max(160, Math.floor(NARROW_SHARE * (bottom - top))) : Infinity;
+    const maxH = narrow ? `${limit}px` : "";
+    if (picture.style.maxHeight !== maxH) {
+      picture.style.maxHeight = maxH;
+      picture.style.overflowY = narrow ? "auto" : "";
+    }
+    root.dataset.narrow = narrow ? String(limit) : "";
+    const cap = narrow ? Math.max(100, limit - head.offsetHeight - 12) : Infinity;
+    if (cap !== heightCap) {
+      heightCap = cap;
+      if (data) draw();
+    }
+  };
   const stick = () => {
     stickQueued = false;
     if (!picture || !view) return;
+    const top = scroller ? Math.max(0, scroller.getBoundingClientRect().top) : 0;
+    fitNarrow(top);
     const shift = Number(picture.dataset.shift || 0);
     const r = picture.getBoundingClientRect();
     const v = view.getBoundingClientRect();
-    const top = scroller ? Math.max(0, scroller.getBoundingClientRect().top) : 0;
     const natural = r.top - shift;
     const want = Math.max(0, Math.min(top - natural, v.bottom - natural - r.height));
     if (Math.abs(want - shift) < 0.5) return;
