@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import _pch, _warp_compat
+from . import _pch, _traffic, _warp_compat
 
 _init_lock = threading.Lock()
 _initialized = False
@@ -272,6 +272,9 @@ _local = threading.local()
 def install() -> None:
     """Wraps Warp's ``Module._compile`` and ``Module._run_codegen`` once (idempotent).
 
+    Each ``_compile`` (Warp's step of a module load) counts a load in ``traffic()``, and a
+    build when it really compiled.
+
     On a Warp without those names (``_warp_compat``), builds run without a bar or a log.
     """
     global _installed
@@ -290,6 +293,7 @@ def install() -> None:
                 t0 = time.perf_counter()
                 try:
                     result = bool(_pch.compile_and_publish(compile_, self, device, *args, **kwargs))
+                    _traffic._count_load(result)  # a load; a build too when Warp compiled
                     if result and os.environ.get("PROCGEN_NB_BUILD_LOG"):
                         _log_build(self, time.perf_counter() - t0)
                     return result

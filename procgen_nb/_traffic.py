@@ -1,7 +1,14 @@
-"""Traffic counters: launches, copies, fills, uploads, readbacks, waits, deferred reads, builds.
+"""Traffic counters: launches, copies, fills, uploads, readbacks, waits, loads, builds ...
 
 ``traffic()`` returns the counters since the process started; ``collect()`` opens a
 collector that counts what happens inside it (a cook uses one per node).
+
+``loads`` counts the Warp kernel modules loaded into this process (a module's first launch
+on a device, or ``procgen-nb demo``'s up-front build), ``builds`` those of the loads that
+Warp compiled because its kernel cache did not hold the binary: a warm cache loads and
+builds nothing (``builds <= loads``). Both are counted by the build hook
+(``_progress.install``) from what Warp's ``Module._compile`` returns; on a Warp without
+that hook both stay 0.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ _FIELDS = (
     "readbacks",
     "waits",
     "deferred_reads",
+    "loads",
     "builds",
     "replays",
 )
@@ -35,6 +43,7 @@ class Traffic:
     readbacks: int = 0
     waits: int = 0
     deferred_reads: int = 0
+    loads: int = 0
     builds: int = 0
     replays: int = 0
 
@@ -62,6 +71,14 @@ def _count(kind: str, n: int = 1) -> None:
         setattr(_total, kind, getattr(_total, kind) + n)
         for c in _active.get():
             setattr(c, kind, getattr(c, kind) + n)
+
+
+def _count_load(compiled: bool) -> None:
+    """Counts one kernel module loaded into this process, and a build when Warp
+    ``compiled`` it (its kernel cache did not hold the binary)."""
+    _count("loads")
+    if compiled:
+        _count("builds")
 
 
 def traffic() -> Traffic:

@@ -140,9 +140,10 @@ def run_demo(
     progress bar shows them on a cold cache).
 
     Returns:
-        The cook report, a line saying how many kernel modules Warp compiled and how many
-        it found in its cache (the report's ``builds`` counts both: each is a module
-        loaded into this process), and a line with the kept count and the path written.
+        The cook report (its ``loads`` and ``builds`` are 0: the modules are loaded before
+        the cook), a line saying how many kernel modules this run loaded, how many of them
+        Warp compiled and how many it found in its kernel cache, and a line with the kept
+        count and the path written.
 
     Raises:
         GeneratorError: an unknown ``generator``.
@@ -193,7 +194,7 @@ def run_demo(
     return (
         f"{result.report.to_text()}\n"
         f"kernel modules: {loaded} loaded, {stats.compiled} compiled and {stats.cached} found "
-        f"in Warp's kernel cache (a report's builds are loads)\n"
+        f"in Warp's kernel cache\n"
         f"kept {got['count']} of {len(pts)} points; "
         f"{int(valid)} of {_plural(tracks, generator + ' course')} valid; wrote {out}"
     )

@@ -1,4 +1,9 @@
-"""The cook report: per node, time, launches, uploads, readbacks (wait points) and builds."""
+"""The cook report: per node, time, launches, uploads, readbacks (wait points), loads, builds.
+
+``loads`` counts the Warp kernel modules a node loaded into the process (its first launch
+of each), ``builds`` those of them Warp compiled because its kernel cache did not hold
+them: a cook on a warm cache reports loads and no builds; a second cook, neither.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,10 @@ import html
 from typing import Any
 
 from ._traffic import Traffic
+
+#: The traffic columns of a report's rows and text; ``_STEADY_COLUMNS`` without ``builds``.
+_COLUMNS = ("launches", "uploads", "readbacks", "waits", "loads", "builds", "replays")
+_STEADY_COLUMNS = tuple(c for c in _COLUMNS if c != "builds")
 
 
 @dataclasses.dataclass
@@ -18,7 +27,8 @@ class NodeReport:
         reused: True when the node's previous outputs were reused (nothing it reads moved).
         replayed: True when the node's launches ran from the cook's recording.
         time_ms: wall time of the node's cook (0 when reused).
-        traffic: the node's device traffic (launches, uploads, readbacks, waits, builds, ...).
+        traffic: the node's device traffic (launches, uploads, readbacks, waits, loads,
+            builds, ...).
         events: (kind, detail) pairs: "wait" for a readback, "folded" for a pure call made
             at planning, "launch" for a kernel, "guard", "digest" ...
     """
@@ -84,19 +94,28 @@ class CookReport:
         return [(n.name, w) for n in self.nodes for w in n.waits_at]
 
     def rows(self, timing: bool = True) -> list[dict[str, Any]]:
-        """Returns one dict per node (name, mode, time_ms, launches, uploads, readbacks, builds)."""
+        """Returns one dict per node: node, mode, time_ms, launches, uploads, readbacks,
+        waits, loads, builds, replays.
+
+        ``timing=False`` leaves out what differs between two runs of the same cook: the
+        time, and ``builds`` (whether a load compiled depends on Warp's kernel cache).
+        """
         out = []
         for n in self.nodes:
             row: dict[str, Any] = {"node": n.name, "mode": n.mode}
             if timing:
                 row["time_ms"] = round(n.time_ms, 3)
-            for f in ("launches", "uploads", "readbacks", "waits", "builds", "replays"):
+            for f in _COLUMNS if timing else _STEADY_COLUMNS:
                 row[f] = getattr(n.traffic, f)
             out.append(row)
         return out
 
     def to_text(self, timing: bool = True) -> str:
-        """Returns the report as a fixed-width table (without times when ``timing`` is False)."""
+        """Returns the report as a fixed-width table and a line of totals.
+
+        ``timing=False`` leaves out the times and the builds (as ``rows``), so that the
+        text of a cook is the same on a warm and a cold kernel cache.
+        """
         rows = self.rows(timing)
         if not rows:
             return "(empty graph)"
@@ -105,10 +124,8 @@ class CookReport:
         lines = ["  ".join(c.ljust(width[c]) for c in cols)]
         lines += ["  ".join(str(r[c]).ljust(width[c]) for c in cols) for r in rows]
         t = self.totals
-        lines.append(
-            f"total: launches={t.launches} uploads={t.uploads} readbacks={t.readbacks} "
-            f"waits={t.waits} builds={t.builds} replays={t.replays}"
-        )
+        total = " ".join(f"{f}={getattr(t, f)}" for f in _COLUMNS if f in cols)
+        lines.append(f"total: {total}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -118,7 +135,8 @@ class CookReport:
         t = self.totals
         return (
             f"CookReport({len(self.nodes)} nodes, {self.time_ms:.3f} ms, launches={t.launches}, "
-            f"uploads={t.uploads}, readbacks={t.readbacks}, replayed={self.replayed})"
+            f"uploads={t.uploads}, readbacks={t.readbacks}, loads={t.loads}, builds={t.builds}, "
+            f"replayed={self.replayed})"
         )
 
     def _repr_html_(self) -> str:

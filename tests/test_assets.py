@@ -187,10 +187,10 @@ def test_variant_built_once_per_process(lab):
     make_kernel(lab, "once", GOOD_YAML)
     ref = asset.resolve("lab/once")
     a = pg.ops.transfer.upload(values={"a": [1.0, 2.0]})["columns"]["a"]
-    before = pg.traffic().builds
+    before = pg.traffic().loads
     for _ in range(3):
         pg.ops.device.kernel(kernel=ref, bind={"a": a}, domain=2, uniforms={"scale": 1.0})
-    assert pg.traffic().builds - before == 1
+    assert pg.traffic().loads - before == 1  # loaded once (and compiled on a cold cache)
     assert ref.variant({"COUNT": "plain"}) is ref.variant()
 
 

@@ -301,9 +301,9 @@ def test_first_run_waits_for_the_build_then_readback_sees_writes(device, tmp_pat
     )
     asset.add_path("fresh", tmp_path)
     try:
-        before = pg.traffic().builds
+        before = pg.traffic().loads
         out = ops.device.kernel(kernel=asset.resolve("fresh/fresh"), domain=3, device=device)
-        assert pg.traffic().builds == before + 1
+        assert pg.traffic().loads == before + 1
         assert read(d=out["columns"]["d"])["d"] == [token, token + 1.0, token + 2.0]
     finally:
         asset.remove_path("fresh")

@@ -166,7 +166,7 @@ def test_report_text_and_html():
         "uploads",
         "readbacks",
         "waits",
-        "builds",
+        "loads",
         "replays",
     ]
     assert "total: launches=4 uploads=1 readbacks=0" in text

@@ -20,7 +20,6 @@ from typing import Any
 import warp as wp
 
 from .. import _warp_compat, abi
-from .._traffic import _count
 from ..device import _init_warp
 from ..elements import ELEMENTS
 from ..errors import BindingsFileError, DirectLimitError
@@ -80,8 +79,7 @@ class Variant:
         with _lock:
             if device not in self._built_on:
                 wp.load_module(self.module, device=device)
-                self._built_on.add(device)
-                _count("builds")
+                self._built_on.add(device)  # (the load, and a compile, counted by the hook)
 
 
 def _arg_element(arg: Any) -> tuple[str, str] | None:

@@ -3,9 +3,9 @@
 The shape of a Field is its tree with the columns numbered by first appearance and the
 constants replaced by typed slots, so two Fields that differ only in their constants or
 in which columns (of the same elements) they read share one kernel. Each shape's module
-is written once to the variant cache folder and built once per process and device
-(counted in ``procgen_nb.traffic().builds``); Warp's own cache keeps the build across
-processes.
+is written once to the variant cache folder and loaded once per process and device
+(counted in ``procgen_nb.traffic().loads``; ``builds`` when Warp compiled it); Warp's own
+cache keeps the build across processes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 
 import warp as wp
 
-from .._traffic import _count
 from ..asset._variants import cache_dir
 from ..device import _init_warp
 from ..elements import ELEMENTS
@@ -270,15 +269,14 @@ def module_for(shape: tuple, col_elements: list[str], const_elements: list[str])
 
 
 def ensure_built(mod: Any, device: str) -> None:
-    """Builds a shape's module on ``device`` once per process (counts a build)."""
+    """Loads (building if need be) a shape's module on ``device`` once per process."""
     key = (mod.__name__, device)
     if key in _built:
         return
     with _lock:
         if key not in _built:
             wp.load_module(mod, device=device)
-            _built.add(key)
-            _count("builds")
+            _built.add(key)  # (the load, and a compile, counted by the hook)
 
 
 def shapes_built() -> int:
