@@ -4,7 +4,8 @@ generators, so the same tracks (float32 rounding apart).
 
 - ``numpy_pipeline(name, seeds, n)``: generate, resample (``np.interp`` over the cumulative
   arc length, O(N)), validity (``shapely.is_simple`` and the summed turning angle): the best
-  a user would write;
+  a user would write (the corner repair of ``bezier``, ``hull`` and ``voronoi`` for every
+  env at once: ``numpy_repair.round_corners_batch``, ``smooth_chain_batch``);
 - ``numpy_pipeline(..., old=True)``: the former reference, an O(N^2) resampler and a
   brute-force crossing loop (kept to print the old ratio beside the new one).
 """
@@ -20,7 +21,7 @@ import numpy as np
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:  # loaded by path (a test): its sibling is imported by name
     sys.path.insert(0, _HERE)
-from numpy_repair import round_corners, smooth_chain  # noqa: E402
+from numpy_repair import round_corners_batch, smooth_chain_batch  # noqa: E402
 
 #: the repair switch and its fields at their defaults (``BezierParams`` and the others)
 REPAIR = {"repair": True, "spacing": 0.1, "corner_radius": 0.12}
@@ -148,15 +149,18 @@ def numpy_bezier(
         mx,
     )
     samples = mx * max(4, math.ceil(n / mn)) // mx
+    if repair and repair.get("repair", True):  # every env at once, padded to mx points
+        have = np.arange(mx)[None] < counts[:, None]
+        cen = np.where(have[..., None], pts, 0).sum(1) / counts[:, None]
+        ang = np.arctan2(pts[..., 1] - cen[:, 1:], pts[..., 0] - cen[:, :1])
+        order = np.argsort(np.where(have, ang, np.inf), axis=1, kind="stable")
+        c = np.take_along_axis(pts, order[..., None], axis=1)
+        return _smooth_batch(c, counts, samples, scale, repair, tension)
     out = []
     for e in range(len(seeds)):
         c = pts[e, : counts[e]]
         cen = c.mean(0)
         c = c[np.argsort(np.arctan2(c[:, 1] - cen[1], c[:, 0] - cen[0]), kind="stable")]
-        if repair and repair.get("repair", True):
-            c = round_corners(c, repair["spacing"] * scale, repair["corner_radius"] * scale)
-            out.append(smooth_chain(c, samples, tension))
-            continue
         kc = len(c)
         i = np.arange(kc * samples)
         k, t = i // samples, (i % samples / samples)[:, None]
@@ -166,6 +170,13 @@ def numpy_bezier(
         s_ = 1 - t
         out.append(p0 * s_**3 + p1 * 3 * s_ * s_ * t + p2 * 3 * s_ * t * t + p3 * t**3)
     return out
+
+
+def _smooth_batch(c, n, samples, scale, repair, tension=1.0) -> list[np.ndarray]:
+    """The repaired control polygons ``c`` [E, K, 2] (counts ``n``) of every env at once
+    (``round_corners_batch``) and their Bezier chains: a list of [n_e * samples, 2] loops."""
+    c, n = round_corners_batch(c, n, repair["spacing"] * scale, repair["corner_radius"] * scale)
+    return smooth_chain_batch(c, n, samples, tension)
 
 
 def _hull_points(seeds, salt, mn, mx, g, scale):
@@ -239,26 +250,28 @@ def numpy_hull(
         loops = shapely_hulls(pts, counts)
     else:
         loops = [hulls(pts[e, : counts[e]]) for e in range(len(seeds))]
-    out = []
-    for e, a in enumerate(loops):
-        c = np.roll(a, -1, axis=0)
-        d = c - a
-        ln = np.hypot(d[:, 0], d[:, 1])
-        nrm = np.stack([d[:, 1], -d[:, 0]], -1) / np.where(ln > 0, ln, 1)[:, None]
-        off = displacement * ln * (2 * _rand01(kd[e], np.arange(len(a))) - 1)
-        ctrl = np.empty((2 * len(a), 2))
-        ctrl[0::2] = a
-        ctrl[1::2] = (a + c) / 2 + nrm * off[:, None]
-        out.append(_spline(ctrl, samples, scale, repair))
-    return out
+    m = np.array([len(a) for a in loops])
+    M = int(m.max())
+    a = np.zeros((len(m), M, 2))
+    a[np.arange(M)[None] < m[:, None]] = np.concatenate(loops)
+    k = np.arange(M)[None]
+    c = np.take_along_axis(a, ((k + 1) % m[:, None])[..., None], axis=1)
+    d = c - a
+    ln = np.hypot(d[..., 0], d[..., 1])
+    nrm = np.stack([d[..., 1], -d[..., 0]], -1) / np.where(ln > 0, ln, 1)[..., None]
+    off = displacement * ln * (2 * _rand01(kd[:, None], k) - 1)
+    ctrl = np.empty((len(m), 2 * M, 2))
+    ctrl[:, 0::2] = a
+    ctrl[:, 1::2] = (a + c) / 2 + nrm * off[..., None]
+    return _spline(ctrl, 2 * m, samples, scale, repair)
 
 
-def _spline(ctrl: np.ndarray, samples: int, scale: float, repair) -> np.ndarray:
-    """The closed Catmull-Rom loop of ``hull`` and ``voronoi``, repaired when asked."""
+def _spline(ctrl: np.ndarray, n: np.ndarray, samples: int, scale: float, repair) -> list:
+    """The closed loops of ``hull`` and ``voronoi`` through ``ctrl`` [E, K, 2] (counts
+    ``n``): repaired and Bezier-chained when asked (every env at once), else Catmull-Rom."""
     if repair and repair.get("repair", True):
-        ctrl = round_corners(ctrl, repair["spacing"] * scale, repair["corner_radius"] * scale)
-        return smooth_chain(ctrl, samples)
-    return _closed_cr(ctrl, len(ctrl), samples)
+        return _smooth_batch(ctrl, n, samples, scale, repair)
+    return [_closed_cr(ctrl[e], int(n[e]), samples) for e in range(len(n))]
 
 
 def numpy_voronoi(
@@ -285,15 +298,14 @@ def numpy_voronoi(
     q = np.stack([np.cos(th) * rho, np.sin(th) * rho], -1)
     owner = np.argmin(((q[:, :, None] - sites[:, None]) ** 2).sum(-1), axis=2)
     samples = m * max(4, math.ceil(2 * n / m)) // m
-    out = []
-    for e in range(len(seeds)):
-        o = owner[e]
-        keep = np.r_[True, o[1:] != o[:-1]]
-        seq = o[keep]
-        if len(seq) > 1 and seq[-1] == seq[0]:
-            seq = seq[:-1]
-        out.append(_spline(sites[e, seq] * scale, samples, scale, repair))
-    return out
+    keep = np.c_[np.ones(len(owner), bool), owner[:, 1:] != owner[:, :-1]]
+    runs = keep.sum(1)
+    # the owners' runs in order, padded; the last run dropped when it is the first's site
+    at = np.argsort(~keep, axis=1, kind="stable")[:, : int(runs.max())]
+    seq = np.take_along_axis(owner, at, axis=1)
+    count = runs - ((runs > 1) & (owner[:, -1] == owner[:, 0]))
+    ctrl = np.take_along_axis(sites, seq[..., None], axis=1) * scale
+    return _spline(ctrl, count, samples, scale, repair)
 
 
 def repulsive_initial(seeds, salt, n0=16, jitter=0.75, scale=1.0) -> np.ndarray:

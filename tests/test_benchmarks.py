@@ -95,11 +95,98 @@ def test_shapely_hulls_are_the_gift_wrap(points):
     assert np.array_equal(got[1], ref.gift_wrap(pts[1, :3]))
 
 
+def _circles(E=6, N=80):
+    """Circles of growing radius: no pair qualifies, the clearance is the cap ``L / pi``
+    (the loops the former reference handed to its brute force)."""
+    t = np.linspace(0, 2 * np.pi, N, endpoint=False)
+    return np.stack([np.cos(t), np.sin(t)], -1)[None] * (1 + 0.5 * np.arange(E))[:, None, None]
+
+
 def test_tree_clearance_is_the_brute_force():
     sw = load("sweep")
-    for xy in (_noisy_loops(2, E=24, N=80, amp=0.6), _noisy_loops(3, E=8, N=80, amp=0.0)):
+    loops = (_noisy_loops(2, E=24, N=80, amp=0.6), _noisy_loops(3, E=8, N=80, amp=0.0))
+    for xy in (*loops, _circles(), np.concatenate([_circles(3), loops[0][:5]])):
         assert np.allclose(sw.tree_clearance(xy), sw.brute_clearance(xy), rtol=1e-12, atol=0)
-        assert np.allclose(sw.tree_clearance(xy, rounds=0), sw.brute_clearance(xy))
+    xy = _circles(
+        4, 64
+    )  # hand-worked: a regular 64-gon of radius R, its cap 64 * 2R sin(pi / 64) / pi
+    R = 1 + 0.5 * np.arange(4)
+    np.testing.assert_allclose(sw.tree_clearance(xy), 128 * R * np.sin(np.pi / 64) / np.pi)
+    # a loop of length 0: clearance 0, as the brute force
+    assert sw.tree_clearance(np.zeros((1, 8, 2)))[0] == 0 == sw.brute_clearance(np.zeros((1, 8, 2)))
+
+
+def test_the_timed_clearance_reference_never_calls_the_brute_force(monkeypatch):
+    sw = load("sweep")
+    tree, brute = sw.tree_clearance, sw.brute_clearance
+    inside = []
+
+    def timed(xy):
+        inside.append(True)
+        try:
+            return tree(xy)
+        finally:
+            inside.pop()
+
+    def checked(xy):
+        assert not inside, "the timed reference called the brute force"
+        return brute(xy)
+
+    monkeypatch.setattr(sw, "tree_clearance", timed)
+    monkeypatch.setattr(sw, "brute_clearance", checked)
+    for xy in (_circles(), _noisy_loops(4, E=16, N=64, amp=0.6)):
+        assert np.allclose(timed(xy), brute(xy), rtol=1e-12, atol=0)
+    rows = sw.main(["--smoke"])  # radius_jitter 0 among its grid points: circles
+    assert rows["numpy agrees"] and rows["brute force agrees"]
+    assert "radius doubled" in rows["reference"] and "brute" not in rows["reference"]
+
+
+_coord = st.floats(-1, 1, allow_nan=False, width=32)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.lists(st.tuples(_coord, _coord), max_size=12), min_size=1, max_size=6),
+    st.floats(0, 0.6),
+    st.floats(0, 1.2),
+    st.booleans(),
+)
+def test_the_batch_repair_is_the_per_env_repair(polys, spacing, corner_radius, grid):
+    """Every env at once (padded, counts) gives the per-env repair's bytes, counts and
+    chains: merges at every position (the closing edge too), spikes, fewer than 3 points."""
+    rep = load("numpy_repair")
+    K = max(len(p) for p in polys) + 2  # padding past the longest
+    c = np.full((len(polys), K, 2), 7.5)  # what lies past a count is never read
+    for e, p in enumerate(polys):
+        if p:
+            c[e, : len(p)] = np.round(np.array(p) * 4) / 4 if grid else p
+    n = np.array([len(p) for p in polys])
+    got, gn = rep.round_corners_batch(c, n, spacing, corner_radius)
+    for e in range(len(polys)):
+        want = rep.round_corners(c[e, : n[e]], spacing, corner_radius)
+        assert gn[e] == len(want)
+        np.testing.assert_array_equal(got[e, : gn[e]], want)
+    live = gn >= 1
+    chains = rep.smooth_chain_batch(got[live], gn[live], 5, 0.8)
+    for chain, e in zip(chains, np.flatnonzero(live), strict=True):
+        np.testing.assert_array_equal(chain, rep.smooth_chain(got[e, : gn[e]], 5, 0.8))
+
+
+def test_the_batch_repair_merges_and_moves_as_worked_by_hand():
+    rep = load("numpy_repair")
+    # env 0: B and C 0.11 apart, merged into (2.05, 0.025), the box moved back (x + 0.025);
+    # env 1: the closing edge D-A 0.05 long, merged; env 2: two points, returned as they are
+    c = np.zeros((3, 4, 2))
+    c[0] = [(0.0, 0.0), (2.0, 0.0), (2.1, 0.05), (0.0, 2.0)]
+    c[1] = [(0.0, 0.0), (2.0, 0.0), (2.0, 2.0), (0.0, 0.05)]
+    c[2, :2] = [(0.0, 0.0), (1.0, 0.0)]
+    got, n = rep.round_corners_batch(c, np.array([4, 4, 2]), 0.15, 0.3)
+    assert list(n) == [3, 3, 2]
+    np.testing.assert_allclose(got[0, :3], [(0.025, 0.0), (2.075, 0.025), (0.025, 2.0)])
+    # D and A merged into (0, 0.025), A deleted: B, C, D'; turns of 91, 135 and 135 degrees
+    # (under the floor of 150); the box [0, 2] x [0, 2] unchanged: nothing moves
+    np.testing.assert_allclose(got[1, :3], [(2.0, 0.0), (2.0, 2.0), (0.0, 0.025)])
+    np.testing.assert_array_equal(got[2, :2], c[2, :2])
 
 
 def test_tree_pairs_are_the_brute_force():
@@ -114,11 +201,18 @@ def test_tree_pairs_are_the_brute_force():
 
 
 # -- the tables, made by report.py; the peers, by anchors.py --------------------------------
-def test_report_writes_every_table_with_its_header(tmp_path):
+@pytest.fixture(scope="module")
+def smoke_tables(tmp_path_factory):
+    """``report.py --smoke --out``'s tables (one run for the tests below)."""
     rep = load("report")
-    out = tmp_path / "tables.md"
+    out = tmp_path_factory.mktemp("report") / "tables.md"
     tables = rep.main(["--smoke", "--quiet", "--out", str(out)])
     assert out.read_text() == tables
+    return tables
+
+
+def test_report_writes_every_table_with_its_header(smoke_tables):
+    tables = smoke_tables
     heads = [ln for ln in tables.splitlines() if "load average" in ln]
     for name in ("compare_generators.py", "sweep.py", "mesh_intersect.py", "racing_line.py"):
         assert f"### {name}" in tables
@@ -127,6 +221,28 @@ def test_report_writes_every_table_with_its_header(tmp_path):
     assert "cKDTree" in tables and "hull" in tables
     rows = [ln for ln in tables.splitlines() if ln.startswith("| polar ")]
     assert rows and rows[0].split("|")[6].strip().endswith("x")
+
+
+def test_the_repair_table_repeats_the_main_tables_figures(smoke_tables):
+    """The repair-on row of a generator is the main table's row, not a second timing."""
+    for name in ("bezier", "hull", "voronoi"):
+        main, fixed = [
+            ln.split("|") for ln in smoke_tables.splitlines() if ln.startswith(f"| {name} ")
+        ][:2]
+        assert (main[3], main[4]) == (fixed[2], fixed[4]), name  # valid, valid tracks/s
+
+
+def _headings(text: str) -> set[str]:
+    return {ln.strip() for ln in text.splitlines() if ln.startswith("### ")}
+
+
+def test_the_readme_has_a_generated_table_for_every_table_report_builds(smoke_tables):
+    rep = load("report")
+    text = (BENCH / "README.md").read_text()
+    block = text[text.index(rep.BEGIN) + len(rep.BEGIN) : text.index(rep.END)]
+    want = _headings(smoke_tables)
+    assert want >= {"### compare_generators.py", "### sweep.py", "### racing_line.py"}
+    assert want <= _headings(block), f"missing from the README: {want - _headings(block)}"
 
 
 def test_report_refuses_a_readme_without_markers(tmp_path):
