@@ -1,7 +1,7 @@
 """Writes benchmarks/README.md's tables from the benchmarks' own output.
 
-Runs ``compare_generators.py``, ``sweep.py``, ``mesh_intersect.py`` and ``anchors.py`` (the
-last only where its extra is installed) in this process, takes the figures each returns,
+Runs ``compare_generators.py``, ``sweep.py``, ``mesh_intersect.py``, ``anchors.py`` (only
+where its extra is installed) and ``racing_line.py`` in this process, takes the figures each returns,
 and writes one Markdown table per benchmark, each headed by the machine (CPU model, cores
 available), the load average before and after it ran, the CPU threads a call actually used,
 the sizes and the date (UTC). The tables replace the part of ``benchmarks/README.md``
@@ -24,6 +24,12 @@ import platform
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+# one BLAS thread, set before a benchmark loads NumPy, as racing_line.py sets it: TUMFTM's
+# dense solves run fastest so (two threads wait on each other); NumPy's element-wise
+# references and Warp's kernels do not use BLAS
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
