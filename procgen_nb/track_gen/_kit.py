@@ -97,11 +97,16 @@ class Kit:
     def guard(self, name: str, check: Callable[[], Check]) -> bool:
         """Runs ``check()`` and adds its result; an exception it raises (any ``Exception``)
         becomes the failed check ``name`` saying what was raised. Returns whether it passed."""
+        return self.checked(name, check).passed
+
+    def checked(self, name: str, check: Callable[[], Check]) -> Check:
+        """``guard`` that returns the ``Check`` it added."""
         try:
             found = check()
         except Exception as exc:  # noqa: BLE001  (a kit reports, it never raises)
             found = Check(name, False, _raised(exc))
-        return self.add(found)
+        self.add(found)
+        return found
 
 
 class Watch:

@@ -60,13 +60,13 @@ def road_check(
         w = float(width())
         hit = np.zeros(E, np.int32)
         if w > 0.0:
-            with ctx.host():
+            with ctx.host():  # the reads and the mesh library's (road_overlap_batch's)
                 xy = ctx.readback(res.xy).reshape(E, N, 2)
                 reason = ctx.readback(res.reason)
                 act = ctx.readback(active)
-            ok = (act != 0) & ((reason & NOT_CLOSED) == 0)
-            if ok.any():
-                hit[ok] = _overlaps(xy[ok], w, ctx)  # through the call's context
+                ok = (act != 0) & ((reason & NOT_CLOSED) == 0)
+                if ok.any():
+                    hit[ok] = _overlaps(xy[ok], w, ctx)  # through the call's context
         mark_rejected(
             ctx, ctx.upload(hit, wp.int32), E, ROAD_OVERLAP, res.valid, res.reason, active
         )

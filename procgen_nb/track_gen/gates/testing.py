@@ -123,8 +123,7 @@ def check_gate_generator(
     name = stage.name or type(stage).__name__
     kit = Kit(name, "GateGeneratorSpec" if legacy else "Stage")
 
-    params = params_check(stage.Params, "GateGeneratorSpec" if legacy else None)
-    kit.add(params)
+    params = kit.checked("params", lambda: params_check(stage.Params, "GateGeneratorSpec" if legacy else None))
     if not params.passed and "Params subclass" in params.detail:
         return kit.report
 
