@@ -227,9 +227,16 @@ class _Scratch:
         self.N, self.ctxs = N, []
 
 
+#: the most iterations or passes (the kernels count them in 32 bits)
+_MAX_COUNT = 2**31 - 1
+
+
 def _check_int(name: str, value: Any, least: int) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
-        raise ParamsError(f"racing_line {name}: expected an int >= {least}, got {value!r}")
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok or not least <= value <= _MAX_COUNT:
+        raise ParamsError(
+            f"racing_line {name}: expected an int in [{least}, {_MAX_COUNT}], got {value!r}"
+        )
     return int(value)
 
 

@@ -84,7 +84,9 @@ def check_generator(
     name = stage.name or type(stage).__name__
     kit = Kit(name, _form(spec_or_stage))
     spec_form = isinstance(stage, _SpecStage)
-    params = kit.checked("params", lambda: params_check(stage.Params, "GeneratorSpec" if spec_form else None))
+    params = kit.checked(
+        "params", lambda: params_check(stage.Params, "GeneratorSpec" if spec_form else None)
+    )
     if not params.passed and "Params subclass" in params.detail:
         return kit.report
 

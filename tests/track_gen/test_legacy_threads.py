@@ -66,3 +66,25 @@ def test_one_thread_reuses_its_scratch():
     for _ in range(3):
         warp_pipeline.self_intersections_inplace(xy, E, N, out)
     assert len(warp_pipeline._cache) == before
+
+
+def test_an_outputs_grid_leaves_the_cache_when_the_output_is_freed():
+    # one grid per output array: a caller keeping no outputs must not grow the cache
+    import gc
+
+    wp.init()
+    xy = wp.array(_loops(np.random.default_rng(1)).reshape(-1, 2), dtype=wp.vec2, device="cpu")
+
+    def grids():
+        return sum(1 for k in warp_pipeline._cache if k[0] == "grid" and k[2:4] == (E, N))
+
+    before = grids()
+    outs = [wp.zeros(E, dtype=wp.int32, device="cpu") for _ in range(20)]
+    for out in outs:
+        warp_pipeline.self_intersections_inplace(xy, E, N, out)
+    assert grids() == before + 20
+    want = np.array([ref.crossings(p) for p in xy.numpy().reshape(E, N, 2)])
+    assert all(np.array_equal(out.numpy(), want) for out in outs)
+    del outs, out
+    gc.collect()
+    assert grids() == before

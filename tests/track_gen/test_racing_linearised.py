@@ -149,9 +149,12 @@ def test_unknown_objective_is_refused_naming_the_choices(bad):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"passes": 0}, r"racing_line passes: expected an int >= 1, got 0"),
-        ({"iterations": 0}, r"racing_line iterations: expected an int >= 1, got 0"),
-        ({"passes": 2.5}, r"racing_line passes: expected an int >= 1, got 2.5"),
+        ({"passes": 0}, r"racing_line passes: expected an int in \[1, 2147483647\], got 0"),
+        ({"iterations": 0}, r"racing_line iterations: expected an int in \[1, 2147483647\], got 0"),
+        ({"passes": 2.5}, r"racing_line passes: expected an int in \[1, 2147483647\], got 2.5"),
+        # past 32 bits the kernels' loop counts would wrap (2**32 ran no iteration at all)
+        ({"iterations": 2**31}, r"racing_line iterations: .* got 2147483648"),
+        ({"passes": 2**32}, r"racing_line passes: .* got 4294967296"),
     ],
 )
 def test_bad_counts_with_the_linearised_objective(kwargs, match):

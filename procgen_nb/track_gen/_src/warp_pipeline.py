@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -57,15 +58,26 @@ def _sync(device: Any) -> None:
     wp.synchronize_device(device)
 
 
-def _cached(key: tuple, make: Any) -> Any:
+def _cached(key: tuple, make: Any, owner: wp.array | None = None) -> Any:
     """The scratch cached under ``key``, made on its first use. A helper's writable scratch
-    is keyed by the output it serves (``out.ptr``) as well as its sizes: two threads (or two
-    recordings replayed at once) writing different outputs never share one."""
+    is keyed by the output it serves (``out.ptr``, the ``owner``) as well as its sizes: two
+    threads (or two recordings replayed at once) writing different outputs never share one;
+    it leaves the cache when its owner is freed (a recording that launched it keeps it)."""
     with _cache_lock:
         got = _cache.get(key)
         if got is None:
             got = _cache[key] = make()
+            if owner is not None:
+                weakref.finalize(owner, _forget, key, got)
         return got
+
+
+def _forget(key: tuple, value: Any) -> None:
+    """Drops ``key`` from the cache if it still holds ``value`` (a later owner at the same
+    address may have made its own)."""
+    with _cache_lock:
+        if _cache.get(key) is value:
+            del _cache[key]
 
 
 def _arc_resample_inplace(
@@ -128,7 +140,9 @@ def self_intersections_inplace(
     calls writing that output, so calls writing other outputs may run in other threads)."""
     ctx = ambient(ctx)
     key = ("grid", str(xy_wp.device), int(num_envs), int(num_points), out_wp.ptr)
-    grid = _cached(key, lambda: ops.GridScratch.alloc(str(xy_wp.device), num_envs, num_points))
+    grid = _cached(
+        key, lambda: ops.GridScratch.alloc(str(xy_wp.device), num_envs, num_points), out_wp
+    )
     ops.self_intersections(ctx, xy_wp, num_envs, num_points, out_wp, grid)
     debug_sync(ctx)
 
@@ -172,6 +186,7 @@ def resample_uniform(
     t = _cached(  # written by the op: one per output (see _cached)
         ("t", dev, E, int(dst_points), dst_wp.ptr),
         lambda: wp.zeros(E * dst_points, dtype=float, device=dev),
+        dst_wp,
     )
     ops.resample_uniform(ctx, src_wp, E, src_points, dst_wp, dst_points, seg_wp, s_wp, counts, t)
     debug_sync(ctx)

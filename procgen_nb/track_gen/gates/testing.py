@@ -123,7 +123,9 @@ def check_gate_generator(
     name = stage.name or type(stage).__name__
     kit = Kit(name, "GateGeneratorSpec" if legacy else "Stage")
 
-    params = kit.checked("params", lambda: params_check(stage.Params, "GateGeneratorSpec" if legacy else None))
+    params = kit.checked(
+        "params", lambda: params_check(stage.Params, "GateGeneratorSpec" if legacy else None)
+    )
     if not params.passed and "Params subclass" in params.detail:
         return kit.report
 
