@@ -331,7 +331,7 @@ def _issue(e: tuple) -> None:
     if kind == "sync":
         return  # host bookkeeping: run before the replay, never captured
     if kind == "replay":
-        e[1]._launch(counted=False)  # inside the capture: its body joins it
+        e[1].emit()  # inside the capture: its body joins it
         return
     if kind == "launch":
         _, kernel, dim, args, ctx = e

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -30,6 +31,21 @@ from .dynamic import concrete
 from .errors import NotCapturableError, ParamsError, ProcgenError
 
 _record_lock = threading.RLock()
+
+#: id(array) -> the HOST generator whose step starts by filling that array (its valid
+#: output): a fill of it inside a caller's capture is refused (``mark_host_stage``)
+_host_stages: dict[int, str] = {}
+
+
+def mark_host_stage(arr: wp.array, who: str) -> None:
+    """Marks ``arr`` as the array a HOST generator ``who`` fills as its step starts: a
+    ``fill`` of it inside a caller's capture raises ``NotCapturableError`` naming ``who``.
+    The mark goes with the array."""
+    key = id(arr)
+    _host_stages[key] = who
+    weakref.finalize(arr, _host_stages.pop, key, None)
+
+
 #: the open cook log (a list of launches, copies, fills and replays), shared by every context
 _active_log: contextvars.ContextVar[list[tuple] | None] = contextvars.ContextVar(
     "procgen_nb_launch_log", default=None
@@ -153,6 +169,11 @@ class Recording:
             self._graph, (self.launches, self.copies, self.fills) = ctx._capture(self._body)
         log_entry(("replay", self, ctx))
         self._launch(counted=not ctx._quiet)
+
+    def emit(self) -> None:
+        """Runs the work without counting it: what a graph recording that logged this
+        replay does when it replays (inside its capture the body joins it)."""
+        self._launch(counted=False)
 
     def _launch(self, counted: bool = True) -> None:
         """Launches the captured graph (emits the body inside a capture); counts it when
@@ -289,7 +310,7 @@ class LaunchContext:
             NotCapturableError: the fill that starts a HOST generator's step, inside a
                 caller's capture.
         """
-        host = getattr(arr, "_procgen_host_stage", None)
+        host = _host_stages.get(id(arr))
         if host is not None and capturing(self):  # a HOST generator's step starts
             raise _not_capturable(f"generator {host!r}")
         if arr.size == 0:

@@ -28,6 +28,7 @@ from ..launch import (
     _via_ctx,  # noqa: F401  (the conformance kit's direct-launch check)
     capturing,
     check_eager_cpu,
+    mark_host_stage,
 )
 from ._checks import check_int
 from .plugin import CaptureClass
@@ -111,7 +112,7 @@ class StageBuilder:
         if getattr(stage, "capture", None) is CaptureClass.HOST and "valid" in outputs:
             # the pipeline fills a generator's valid output as its step starts: marked, a
             # HOST step emitted inside a caller's capture is refused there
-            outputs["valid"]()._procgen_host_stage = self._who()
+            mark_host_stage(outputs["valid"](), self._who())
 
     def _who(self) -> str:
         return getattr(self.stage, "name", "") or type(self.stage).__name__
