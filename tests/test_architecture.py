@@ -375,10 +375,28 @@ def _names_of(fn: ast.AST) -> set[str]:
 
 
 def _root(node: ast.AST) -> ast.AST:
-    """``a`` for ``a.b.c``."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
+    """``a`` for ``a.b.c``, ``a[1].b``, ``a.f().b`` and ``a["k"]().b``."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
     return node
+
+
+def _string_reaches(fn: ast.AST) -> list[tuple[ast.AST, str, bool]]:
+    """``(object, name, written)`` of each ``getattr(x, "_n")`` / ``hasattr`` /
+    ``setattr(x, "_n", v)`` / ``delattr`` with a string-literal name: the reach rule 4
+    would miss as a string."""
+    out = []
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ("getattr", "hasattr", "setattr", "delattr")
+            and len(n.args) >= 2
+            and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)
+        ):
+            out.append((n.args[0], n.args[1].value, n.func.id in ("setattr", "delattr")))
+    return out
 
 
 def _new_then_filled(fn: ast.AST) -> bool:
@@ -465,6 +483,19 @@ def private_reach(pkg: Path) -> dict[tuple[str, str], set[str]]:
                 continue
             if base.id in names or (n.value is not base and base.id in ("self", "cls")):
                 hits.add(ast.unparse(n))
+        for obj, attr, written in _string_reaches(fn):
+            if not _private(attr) or attr.endswith("_") or attr in own:
+                continue  # a dunder or a _sunder_ marker (``_procgen_field_``): a protocol
+            if attr in owners:
+                if module in owners[attr]:
+                    continue
+            elif not written:
+                continue
+            base = _root(obj)
+            if isinstance(base, ast.Name) and (
+                base.id in names or (obj is not base and base.id in ("self", "cls"))
+            ):
+                hits.add(f"{ast.unparse(obj)}.{attr} (as a string)")
         return hits
 
     found: dict[tuple[str, str], set[str]] = {}
@@ -538,6 +569,12 @@ def test_the_state_checker_on_a_hand_written_package(tmp_path):
                 "class Sub(Gen):\n"  # a subclass: its base's names are its own
                 "    def copy_of(self, other):\n"
                 "        return other._parts, self._setup, other.parts\n"
+                "def through(log, outs):\n"  # through a subscript and a call
+                "    log[1]._setup(3)\n"
+                "    outs['v']()._mark = 1\n"
+                "def strings(g, f):\n"  # as strings; a _sunder_ marker is a protocol
+                "    setattr(g, '_tag2', 1)\n"
+                "    return getattr(g, '_parts'), hasattr(f, '_marker_'), getattr(g, '_tagx')\n"
             ),
             "values.py": (
                 "class Frozen:\n"
@@ -561,5 +598,7 @@ def test_the_state_checker_on_a_hand_written_package(tmp_path):
         ("threads", "tag"): {"h._tag"},
         ("threads", "Split.run"): {"tg._parts"},
         ("threads", "Split.held"): {"self.tg._n"},
+        ("threads", "through"): {"log[1]._setup", "outs['v']()._mark"},
+        ("threads", "strings"): {"g._tag2 (as a string)", "g._parts (as a string)"},
         ("values", "peek"): {"f._n"},
     }
