@@ -254,10 +254,16 @@ class Params:
         raise AttributeError(f"{type(self).__name__} is immutable; use replace({name}=...)")
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._values == self._values  # type: ignore[attr-defined]
+        # the class name, not the class: each explore view of a generator makes its own
+        # Params class, and two of them holding the same values are the same values
+        return (
+            isinstance(other, Params)
+            and type(other).__name__ == type(self).__name__
+            and other._values == self._values  # type: ignore[attr-defined]
+        )
 
     def __hash__(self) -> int:
-        return hash((type(self), tuple(sorted(self._values.items()))))
+        return hash((type(self).__name__, tuple(sorted(self._values.items()))))
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._values.items())

@@ -8,8 +8,11 @@ clicked, and playing or recording a field's values.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import pathlib
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +28,47 @@ from .timeline import PlayControl, Selection, check_play, play_fields, write_mov
 
 #: the folder named presets are kept in when none is given
 PRESETS_FOLDER = "presets"
+
+
+def check_number(what: str, value: Any, lo: float, *, integer: bool = False) -> float:
+    """Returns ``value`` (a float, or an int when ``integer``) after checking it is a
+    finite number (an integer when ``integer``) >= ``lo``.
+
+    Raises:
+        ParamsError: naming ``what``, the value and what is accepted.
+    """
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, kind) and not isinstance(value, bool):
+        if math.isfinite(value) and value >= lo:
+            return int(value) if integer else float(value)
+    accepted = "an integer" if integer else "a finite number"
+    raise ParamsError(f"{what}: expected {accepted} >= {lo}, got {value!r}")
+
+
+def _check_path(what: str, path: Any, *, folder: bool = False) -> pathlib.Path:
+    """Returns ``path`` as a Path after checking it is a str or os.PathLike.
+
+    Raises:
+        ParamsError: naming ``what`` and the value.
+    """
+    if isinstance(path, str | os.PathLike):
+        return pathlib.Path(path)
+    kind = "folder" if folder else "file"
+    raise ParamsError(f"{what}: expected a {kind} path (str or os.PathLike), got {path!r}")
+
+
+def _check_writable(what: str, p: pathlib.Path) -> None:
+    """Checks a file can be written in ``p``'s folder (made when missing).
+
+    Raises:
+        ParamsError: naming ``what`` and the path, when it cannot.
+    """
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=p.parent, prefix=f".{p.name}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise ParamsError(f"{what}: expected a writable file path, got {str(p)!r} ({exc})") from exc
 
 
 class ViewTools:
@@ -106,17 +150,56 @@ class ViewTools:
         )
         rows.append(self.preset_picker)
         fields = play_fields(self.form.params_class)
-        self.play_control = PlayControl(fields, self._play_tick) if fields else None
+        self.play_control = (
+            PlayControl(fields, self._play_tick, lambda n: self.form.value.to_dict().get(n))
+            if fields
+            else None
+        )
         if self.play_control is not None:
             rows.append(self.play_control)
         box = widgets.VBox(rows)
         box.add_class("procgen-toolbar")
         return box
 
+    def _swap_form(self) -> None:  # a part of the view: its history and pinned values
+        """Shows a new form for the target's parameters (a cook found new ones)."""
+        old, new = self.form, self._make_form()
+        old.unobserve(self._changed, names="value")
+        old.unobserve(self._refused, names="error")
+        self._browser_values_before = self.browser_values
+        start = new.value  # the new class's values before any carry over
+
+        def carried(values: Params) -> Params:
+            # the values carry over into the new class, except a choice the new form no
+            # longer offers (a cook that binds other columns changes a kernel option's)
+            keep = {
+                k: v
+                for k, v in values.to_dict().items()
+                if k in new.controls
+                and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
+            }
+            return start.replace(**keep)
+
+        with new.hold_trait_notifications():
+            new.value = carried(old.value)
+        # the history and the pinned values become the new class's (undo, redo and the
+        # form take only its instances)
+        self._history.convert(carried)
+        if self.pinned is not None:
+            self.pinned = carried(self.pinned)
+        new.observe(self._changed, names="value")
+        new.observe(self._refused, names="error")
+        self.form = new
+        self.preset_picker.params_class = new.params_class  # presets load as the new fields
+        self._form_box.children = (new, *self._extra)
+        self._show_code()
+
     # -- values ---------------------------------------------------------------------------
     def update(self, **fields: Any) -> Params:
         """Sets any fields from Python (any value the Params accept: a slider widens to
-        show it); the controls show them, a cook is queued, the history records them.
+        show it); the controls show them, a cook is queued, the history records them. A
+        set the target refuses before cooking (``Target.check``) is shown under its
+        control and taken back, as a failed cook is: the values in effect stay.
 
         Returns:
             The values now in effect.
@@ -187,21 +270,29 @@ class ViewTools:
         ``explore(target, params=path)`` opens a view with exactly those values.
 
         Raises:
-            ParamsError: when ``path`` is a folder or cannot be written.
+            ParamsError: when ``path`` is no path (str or os.PathLike), a folder, or
+                cannot be written.
         """
-        return save_values(path, self.form.value, self.target.name)
+        return save_values(_check_path("save(path)", path), self.form.value, self.target.name)
 
     def presets(self, folder: str | os.PathLike | None = None) -> Presets:
         """The named presets in ``folder`` (one JSON file per name; the picker's folder,
-        ``presets_folder``, when None)."""
-        return Presets(self.presets_folder if folder is None else folder)
+        ``presets_folder``, when None).
+
+        Raises:
+            ParamsError: when ``folder`` is neither None nor a path.
+        """
+        if folder is None:
+            return Presets(self.presets_folder)
+        return Presets(_check_path("presets(folder)", folder, folder=True))
 
     def save_preset(self, name: str, folder: str | os.PathLike | None = None) -> pathlib.Path:
         """Saves the values in effect as preset ``name`` (``folder/name.json``; the
         picker's folder when None, and the picker lists it).
 
         Raises:
-            ParamsError: for a name that is not letters, digits, ``_``, ``-`` or ``.``.
+            ParamsError: for a name that is not letters, digits, ``_``, ``-`` or ``.``;
+                a folder that is neither None nor a path.
         """
         path = self.presets(folder).save(name, self.form.value, self.target.name)
         if folder is None or pathlib.Path(folder) == self.presets_folder:
@@ -215,7 +306,7 @@ class ViewTools:
         Raises:
             ParamsError: for a name not saved, or values these Params refuse.
         """
-        values = self.presets(folder).load(name, self.form.params_class)
+        values = self.presets(folder).load(name, self.form.params_class, self.target.name)
         self._apply_preset(values)
         return self.form.value
 
@@ -288,12 +379,13 @@ class ViewTools:
         and names the env and the nodes between (``GraphTarget.select``).
 
         Raises:
-            ParamsError: for an index outside the envs drawn.
+            ParamsError: for an index (an integer, numpy's too) outside the envs drawn.
         """
         frame = self.frame
         envs = self._envs_drawn()
-        if isinstance(env, bool) or not isinstance(env, int) or not 0 <= env < envs:
+        if isinstance(env, bool) or not isinstance(env, numbers.Integral) or not 0 <= env < envs:
             raise ParamsError(f"select(env): expected an env index in [0, {envs - 1}], got {env!r}")
+        env = int(env)
         params = self._good if self._good is not None else self.form.value
         seed, epoch, code = self.target.select(params, env)
         valid = None if frame.valid is None else bool(frame.valid[env])
@@ -322,13 +414,16 @@ class ViewTools:
         Args:
             field: a field of the view's Params.
             values: the values, each one the field accepts.
-            interval: seconds to wait between two values once each has cooked.
-            timeout: seconds each cook may take.
+            interval: seconds to wait between two values once each has cooked (a finite
+                number >= 0).
+            timeout: seconds each cook may take (a finite number >= 0).
 
         Raises:
-            ParamsError: for an unknown field, no values, or a value the field refuses
-                (before anything cooks).
+            ParamsError: for an unknown field, no values, a value the field refuses, or
+                a refused interval or timeout (before anything cooks).
         """
+        interval = check_number("play(interval)", interval, 0.0)
+        timeout = check_number("play(timeout)", timeout, 0.0)
         values = check_play(self.form.params_class, field, values)
         frames = []
         for v in values:
@@ -351,14 +446,20 @@ class ViewTools:
         suffix of ``path``) for a report; returns the path.
 
         Raises:
-            ParamsError: as ``play``; for a suffix other than .gif or .mp4, or fps <= 0
-                (before anything cooks).
+            ParamsError: as ``play``; for a path that is no path, has a suffix other
+                than .gif or .mp4 or cannot be written, or an fps that is no finite
+                number > 0 (before anything cooks).
         """
-        p = pathlib.Path(path)
+        p = _check_path("record(path)", path)
         if p.suffix.lower() not in (".gif", ".mp4"):
             raise ParamsError(f"record(path): expected a .gif or .mp4 file, got {str(p)!r}")
-        if not (isinstance(fps, int | float) and not isinstance(fps, bool) and fps > 0):
-            raise ParamsError(f"record(fps): expected a number > 0, got {fps!r}")
+        if not (isinstance(fps, numbers.Real) and not isinstance(fps, bool)) or not (
+            math.isfinite(fps) and fps > 0
+        ):
+            raise ParamsError(f"record(fps): expected a finite number > 0, got {fps!r}")
+        check_number("record(timeout)", timeout, 0.0)
+        values = check_play(self.form.params_class, field, values)
+        _check_writable("record(path)", p)
         frames = self.play(field, values, timeout=timeout)
         pngs = [_render.tracks_png(f, max_envs=self.max_envs) for f in frames if f is not None]
         return write_movie(p, pngs, fps=fps)

@@ -221,8 +221,12 @@ class ParamsForm(widgets.VBox):
         return self.controls[name].text if name in self.controls else ""
 
     def clear_messages(self) -> None:
-        """Clears every message under the controls."""
-        for c in self.controls.values():
+        """Clears every message under the controls; a box still showing a refused text
+        shows the value in effect again (the refusal it stood for is gone with it)."""
+        values = self.value.to_dict()
+        for name, c in self.controls.items():
+            if any(r is not None for r in c.refused):
+                c.set(values[name])
             if c.text or c.message.value:  # one already clear stays as it is (no trait set)
                 c.show_message("")
 

@@ -134,6 +134,8 @@ def save_values(path: str | os.PathLike, params: Params, target: str = "") -> pa
     Raises:
         ParamsError: when ``path`` names a folder or a place that cannot be written.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise ParamsError(f"save: expected a file path (str or os.PathLike), got {path!r}")
     p = pathlib.Path(path)
     if p.is_dir():
         raise ParamsError(f"save: expected a file path, got the folder {str(p)!r}")
@@ -150,14 +152,24 @@ def save_values(path: str | os.PathLike, params: Params, target: str = "") -> pa
     return p
 
 
-def read_values(source: str | os.PathLike | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+def read_values(
+    source: str | os.PathLike | Mapping[str, Any], target: str = ""
+) -> tuple[dict[str, Any], str]:
     """Returns the values of ``source`` (a file ``save_values`` wrote, or a dict:
     ``{"values": {...}}`` or the values themselves) as a dict, with the words naming it in
     a message ("params file 'x.json'", "params").
 
     Raises:
-        ParamsError: for a file that is missing or no such JSON, or another format.
+        ParamsError: for a file that is missing or no such JSON, another format, or one
+            written for another target than ``target`` (its ``"target"`` key; "" and a
+            file without one: not checked); for a source that is neither a path nor a
+            dict.
     """
+    if not isinstance(source, str | os.PathLike | Mapping):
+        raise ParamsError(
+            "explore(params=...): expected a path to a file view.save wrote, or a dict of "
+            f"values, got {source!r}"
+        )
     if isinstance(source, Mapping):
         data: Any = dict(source)
         where = "params"
@@ -177,28 +189,42 @@ def read_values(source: str | os.PathLike | Mapping[str, Any]) -> tuple[dict[str
     if isinstance(data, Mapping) and "values" in data and isinstance(data["values"], Mapping):
         if data.get("format", FORMAT) != FORMAT:
             raise ParamsError(f"{where}: expected format {FORMAT}, got {data.get('format')!r}")
+        written = data.get("target") or ""
+        if target and written and written != target:
+            raise ParamsError(
+                f"{where}: expected values saved for the target {target!r}, got values "
+                f"saved for {written!r}"
+            )
         data = data["values"]
     if not isinstance(data, Mapping):
         raise ParamsError(f"{where}: expected a mapping of values, got {data!r}")
     return dict(data), where
 
 
-def load_values(source: str | os.PathLike | Mapping[str, Any], cls: type[Params]) -> Params:
+def load_values(
+    source: str | os.PathLike | Mapping[str, Any],
+    cls: type[Params],
+    start: Params | None = None,
+    target: str = "",
+) -> Params:
     """Returns an instance of ``cls`` with the values of ``source``: a file
     ``save_values`` wrote, or a dict (``{"values": {...}}`` or the values themselves).
-    Fields ``source`` leaves out keep ``cls``'s defaults.
+    Fields ``source`` leaves out keep ``start``'s values (an instance of ``cls``: the
+    view's starting values), else ``cls``'s defaults.
 
     Raises:
-        ParamsError: for a file that is missing or no such JSON, a name ``cls`` has not,
-            or a value its field refuses (named with what is accepted).
+        ParamsError: as ``read_values`` (``target``: the target the file must be saved
+            for); for a name ``cls`` has not, or a value its field refuses (named with
+            what is accepted).
     """
-    data, where = read_values(source)
+    data, where = read_values(source, target)
     fields = cls.fields()
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise ParamsError(f"{where}: expected names among {sorted(fields)}, got {unknown}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    return cls(**values)
+    base = start if isinstance(start, cls) else cls()
+    return base.replace(**values)
 
 
 def load_for_target(
@@ -208,18 +234,20 @@ def load_for_target(
     whether that class changed on the way. A graph that never cooked knows its
     kernel-level fields (``kept.gather.TYPE``, ...) only after a cook: when ``source``
     names fields the class has not, the graph target cooks the values it knows first and
-    takes its fields again (``refresh``), then reads them all.
+    takes its fields again (``refresh``), then reads them all. Fields ``source`` leaves
+    out keep ``target.initial``'s values (what the explore options set).
 
     Raises:
         ParamsError: for names still unknown after that cook (naming them, and the
             cook's failure when it failed), or values the fields refuse.
     """
     cls = target.params_class
-    data, where = read_values(source)
+    name = getattr(target, "name", "") or ""
+    data, where = read_values(source, name)
     fields = set(cls.fields())
     if getattr(target, "graph", None) is None or set(data) <= fields:
-        return load_values(source, cls), False
-    known = load_values({k: v for k, v in data.items() if k in fields}, cls)
+        return load_values(source, cls, target.initial, name), False
+    known = load_values({k: v for k, v in data.items() if k in fields}, cls, target.initial)
     try:
         target.cook(known)
     except Exception as exc:  # the fields it would find stay unknown: say so
@@ -229,7 +257,20 @@ def load_for_target(
             f"finds its kernel-level names, failed: {kind}{exc}), got {sorted(set(data) - fields)}"
         ) from exc
     remade = bool(target.refresh())
-    return load_values(source, target.params_class), remade
+    return load_values(source, target.params_class, target.initial, name), remade
+
+
+def keep_options(values: Params, initial: Params, options: Mapping[str, Any]) -> Params:
+    """Returns ``values`` with the fields the explore ``options`` set (``num_envs``,
+    ``seed``, ...; a course's ``course.<name>``) at ``initial``'s values: an option given
+    with ``explore(params=file)`` wins over the file's value of its field."""
+    fields, start = values.fields(), initial.to_dict()
+    keep = {}
+    for k in options:
+        name = k if k in fields else f"course.{k}"
+        if k not in ("name", "outputs") and name in fields and name in start:
+            keep[name] = start[name]
+    return values.replace(**keep) if keep else values
 
 
 class Presets:
@@ -268,13 +309,14 @@ class Presets:
         """Writes ``params`` as preset ``name``; returns its file."""
         return save_values(self.path(name), params, target)
 
-    def load(self, name: str, cls: type[Params]) -> Params:
+    def load(self, name: str, cls: type[Params], target: str = "") -> Params:
         """Reads preset ``name`` as an instance of ``cls``.
 
         Raises:
-            ParamsError: for a name not saved (naming those that are).
+            ParamsError: for a name not saved (naming those that are), or one saved for
+                another target than ``target`` ("": not checked).
         """
         p = self.path(name)
         if not p.is_file():
             raise ParamsError(f"preset: expected one of {self.names()}, got {name!r}")
-        return load_values(p, cls)
+        return load_values(p, cls, target=target)

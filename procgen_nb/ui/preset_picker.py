@@ -37,6 +37,7 @@ class PresetPicker(widgets.VBox):
 
     Attributes:
         dropdown: the presets by name ("" : none chosen).
+        reload: the button that lists the folder again (``refresh``).
         name: the name to save as. save: the button that saves. note: what the last
             choice or save did, or why it did not.
     """
@@ -75,6 +76,14 @@ class PresetPicker(widgets.VBox):
             layout=widgets.Layout(width="auto"),
         )
         self.save.add_class("procgen-save-preset")
+        self.reload = widgets.Button(
+            description="",
+            icon="refresh",
+            tooltip="list the folder's presets again (files saved from elsewhere)",
+            layout=widgets.Layout(width="auto"),
+        )
+        self.reload.add_class("procgen-reload-presets")
+        self.reload.on_click(lambda _b: self.refresh())
         self.note = widgets.HTML("")
         self.note.add_class("procgen-preset-note")
         self.refresh()
@@ -83,7 +92,7 @@ class PresetPicker(widgets.VBox):
         super().__init__(
             [
                 widgets.HBox(
-                    [self.dropdown, self.name, self.save],
+                    [self.dropdown, self.reload, self.name, self.save],
                     layout=widgets.Layout(flex_flow="row wrap", width="100%"),
                 ),
                 self.note,
@@ -139,7 +148,7 @@ class PresetPicker(widgets.VBox):
             return
         name = change["new"]
         try:
-            values = self.presets.load(name, self.params_class)
+            values = self.presets.load(name, self.params_class, self._target)
         except ProcgenError as exc:  # a file that no longer loads: said, nothing set
             self.note.value = f"<span style='color:#b00020'>{html.escape(str(exc))}</span>"
             self._set_quietly(NONE)

@@ -24,7 +24,7 @@ from ..params import Field, Params
 
 #: the last part of the names a Play control is offered for
 PLAY_NAMES = ("epoch", "time", "frame")
-#: ticks a Play control runs over (from the field's lowest value)
+#: the most ticks a Play control runs over (from the field's value when it starts)
 PLAY_TICKS = 100
 MOVIE_SUFFIXES = (".gif", ".mp4")
 
@@ -85,27 +85,66 @@ def play_fields(cls: type[Params]) -> dict[str, Field]:
     }
 
 
-def tick_value(field: Field, tick: int) -> Any:
-    """The value of ``field`` at Play tick ``tick``: its lowest value plus ``tick`` steps
-    (one for an integer, the field's step or 0.1 for a float)."""
-    lo = field.bounds[0] if field.bounds and field.bounds[0] is not None else 0
+def _step(field: Field) -> float:
+    """One Play tick of ``field``: its step (1 for an integer without one, 0.1 for a
+    float)."""
     if field.scalar_type is int:
-        return int(lo) + int(tick)
-    step = field.step or 0.1
-    return round(float(lo) + tick * step, 10)
+        return max(1, int(field.step or 1))
+    return float(field.step or 0.1)
+
+
+def play_span(field: Field, current: Any = None) -> tuple[Any, int]:
+    """Returns where a Play control of ``field`` starts and its last tick: from
+    ``current`` (the field's value in effect; its lowest bound, or 0, when None or when
+    no step fits between it and the highest bound), as many steps as fit within the
+    bounds, at most ``PLAY_TICKS``."""
+    lo, hi = field.bounds if field.bounds else (None, None)
+    step = _step(field)
+    low = lo if lo is not None else 0
+    start = current if isinstance(current, int | float) and not isinstance(current, bool) else low
+    if hi is not None and start + step > hi + 1e-9 * step:
+        start = low  # nothing left ahead of the value in effect: from the lowest value
+    ticks = PLAY_TICKS - 1
+    if hi is not None:
+        ticks = min(ticks, max(0, int((hi - start) / step + 1e-9)))
+    return (int(start) if field.scalar_type is int else float(start)), ticks
+
+
+def tick_value(field: Field, tick: int, start: Any = None) -> Any:
+    """The value of ``field`` at Play tick ``tick``: ``start`` (its lowest value when
+    None) plus ``tick`` steps (one for an integer, the field's step or 0.1 for a float)."""
+    if start is None:
+        start = field.bounds[0] if field.bounds and field.bounds[0] is not None else 0
+    step = _step(field)
+    if field.scalar_type is int:
+        return int(start) + int(tick) * int(step)
+    return round(float(start) + tick * step, 10)
 
 
 class PlayControl(widgets.VBox):
     """Play, speed and loop for one of ``fields``; calls ``on_value(name, value)`` per tick.
 
+    The ticks run from the field's value in effect (when the field is chosen, or play
+    starts from tick 0) by its step, as far as its bounds allow (``play_span``); a loop
+    goes back to that value.
+
     Args:
         fields: the fields it can play (``play_fields``).
         on_value: called with the field's name and its value at each tick.
+        current: returns a field's value in effect (None: from its lowest value).
     """
 
-    def __init__(self, fields: dict[str, Field], on_value: Callable[[str, Any], None]):
+    def __init__(
+        self,
+        fields: dict[str, Field],
+        on_value: Callable[[str, Any], None],
+        current: Callable[[str], Any] | None = None,
+    ):
         self.fields = dict(fields)
         self._on_value = on_value
+        self._current = current
+        self._quiet = False
+        self.start: Any = None  # the value of tick 0
         names = list(self.fields)
         self.field = widgets.Dropdown(
             options=names,
@@ -142,15 +181,38 @@ class PlayControl(widgets.VBox):
         widgets.jslink((self.speed, "value"), (self.play, "interval"))
         widgets.jslink((self.loop, "value"), (self.play, "repeat"))
         self.play.observe(self._tick, names="value")
+        self.field.observe(lambda _c: self.reset(), names="value")
+        self.play.observe(self._started, names="playing")
+        self.reset()
         super().__init__(
             [widgets.HBox([self.field, self.play]), widgets.HBox([self.speed, self.loop])],
             layout=widgets.Layout(width="100%"),
         )
         self.add_class("procgen-play")
 
-    def _tick(self, change: dict[str, Any]) -> None:
+    def reset(self) -> None:
+        """Starts the ticks again from the chosen field's value in effect: tick 0 is that
+        value, the last tick as far as its bounds allow."""
         name = self.field.value
-        self._on_value(name, tick_value(self.fields[name], change["new"]))
+        now = self._current(name) if self._current is not None else None
+        self.start, last = play_span(self.fields[name], now)
+        self._quiet = True
+        try:
+            with self.play.hold_sync():
+                self.play.value = 0
+                self.play.max = last
+        finally:
+            self._quiet = False
+
+    def _started(self, change: dict[str, Any]) -> None:
+        if change["new"] and self.play.value == 0:  # a fresh start: from the value now
+            self.reset()
+
+    def _tick(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        name = self.field.value
+        self._on_value(name, tick_value(self.fields[name], change["new"], self.start))
 
 
 def check_play(cls: type[Params], field: Any, values: Any) -> list[Any]:

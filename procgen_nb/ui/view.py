@@ -52,14 +52,15 @@ from ..errors import ProcgenError
 from ..params import Params
 from . import _render, node_diagram
 from ._controls import label_of, readable
-from ._view_tools import PRESETS_FOLDER, ViewTools
+from ._view_tools import PRESETS_FOLDER, ViewTools, check_number
 from .canvas import TrackCanvas
 from .clipboard import CopyButton
 from .form import ParamsForm
 from .frame import Frame
-from .history import load_for_target
+from .history import keep_options, load_for_target, read_values
 from .poll import POLL_INTERVAL, DigestPoller, check_interval
 from .sweep_panel import SweepPanel
+from .target import FunctionTarget
 from .targets import Target, as_target
 from .worker import CookLoop
 
@@ -81,11 +82,14 @@ class ExploreView(ViewTools, widgets.Box):
         target: what ``as_target`` accepts (a generator name, Stage, GeneratorSpec, graph,
             a function with ``params=``, or a ``Target``).
         params: the Params class of a function target; for any target, a file
-            ``view.save`` wrote or a dict of values: the view opens with exactly those
-            (a graph that never cooked cooks first, to learn its kernel-level names).
-        min_interval: the least seconds between two cooks' starts (0: none; a change
-            arriving during a cook replaces the queued one anyway).
-        max_envs: draw at most this many envs (the view notes when it draws fewer).
+            ``view.save`` wrote or a dict of values: the view opens with those, the
+            fields they leave out at the target's starting values (an option in
+            ``options`` wins over the file's value of its field; a graph that never
+            cooked cooks first, to learn its kernel-level names).
+        min_interval: the least seconds between two cooks' starts, a finite number >= 0
+            (0: none; a change arriving during a cook replaces the queued one anyway).
+        max_envs: draw at most this many envs, an integer >= 1 (the view notes when it
+            draws fewer).
         cook: cook the starting values at once (in the background).
         poll_interval: seconds between two polls of a graph's ``cpu.read`` digests (a cook
             follows when one moved), a finite number > 0; 0 or None: no polling.
@@ -106,8 +110,10 @@ class ExploreView(ViewTools, widgets.Box):
         poller: the poller of a graph's ``cpu.read`` digests, or None.
 
     Raises:
-        ParamsError: when ``target`` is none of the accepted kinds, ``poll_interval``
-            is neither a finite number > 0 nor 0 or None, or ``presets_folder`` is no path.
+        ParamsError: when ``target`` is none of the accepted kinds, ``params`` is none
+            of the accepted forms (or a file saved for another target), ``poll_interval``
+            is neither a finite number > 0 nor 0 or None, ``min_interval`` or
+            ``max_envs`` is refused, or ``presets_folder`` is no path.
     """
 
     frame = traitlets.Any(None)
@@ -127,20 +133,23 @@ class ExploreView(ViewTools, widgets.Box):
         **options: Any,
     ):
         self.poll_interval = check_interval("explore poll_interval", poll_interval, off=True)
+        min_interval = check_number("explore min_interval", min_interval, 0.0)
+        self.max_envs = int(check_number("explore max_envs", max_envs, 1, integer=True))
         start = None
         if isinstance(params, str | os.PathLike | Mapping):  # saved values, or a dict
             start, params = params, None
         self.target: Target = as_target(target, params, **options)
+        if params is not None and not isinstance(self.target, FunctionTarget):
+            read_values(params)  # none of the forms a view of this target can use: refused
         self.poller: DigestPoller | None = None
-        self.max_envs = max_envs
-        self.result: Any = None  # what the last good cook returned (a TrackResult, ...)
+        self._result: Any = None
         self.form = self._make_form()
         if start is not None:  # a graph that never cooked cooks first (its kernel names)
             values, remade = load_for_target(self.target, start)
             if remade:  # the class changed: the form is made again with the fields found
                 self.form.close()
                 self.form = self._make_form()
-            self.form.value = values
+            self.form.value = keep_options(values, self.target.initial, options)
         self.canvas = TrackCanvas(max_envs=max_envs, layout=widgets.Layout(width="100%"))
         self.report = widgets.HTML("")
         self.report.add_class("procgen-report")
@@ -233,6 +242,14 @@ class ExploreView(ViewTools, widgets.Box):
         return self.form.value
 
     @property
+    def result(self) -> Any:
+        """What the last good cook returned (a ``TrackResult``, a ``Course``, a graph's
+        outputs), live: the generator reuses it, so the next cook rewrites it in place.
+        Keep a copy (``result.numpy()``) to compare cooks. None before the first cook
+        and after a failed one (a failure may have rewritten it half-way)."""
+        return self._result
+
+    @property
     def counts(self) -> dict[str, float]:
         """The counts of the last cooked frame ({} before the first)."""
         return dict(self.frame.counts) if self.frame is not None else {}
@@ -241,8 +258,10 @@ class ExploreView(ViewTools, widgets.Box):
         """Waits until no cook is queued or running; returns the last frame.
 
         Raises:
+            ParamsError: when ``timeout`` is no finite number >= 0.
             TimeoutError: when cooks are still running after ``timeout`` seconds.
         """
+        timeout = check_number("wait(timeout)", timeout, 0.0)
         if not self._loop.wait(timeout):
             raise TimeoutError(f"ExploreView.wait: expected the cooks to finish in {timeout}s")
         return self.frame
@@ -251,8 +270,10 @@ class ExploreView(ViewTools, widgets.Box):
         """Cooks the current parameters and waits for that cook; returns its frame.
 
         Raises:
+            ParamsError: when ``timeout`` is no finite number >= 0 (nothing cooks).
             TimeoutError: when the cook is still running after ``timeout`` seconds.
         """
+        check_number("cook_now(timeout)", timeout, 0.0)
         self._loop.request(self.form.value)
         return self.wait(timeout)
 
@@ -332,55 +353,27 @@ class ExploreView(ViewTools, widgets.Box):
         t = self.target
         return ParamsForm(t.initial, group=t.group, sections=t.sections(), kernel=t.kernel_keys())
 
-    def _swap_form(self) -> None:
-        """Shows a new form for the target's parameters (a cook found new ones)."""
-        old, new = self.form, self._make_form()
-        old.unobserve(self._changed, names="value")
-        old.unobserve(self._refused, names="error")
-        self._browser_values_before = self.browser_values
-        start = new.value  # the new class's values before any carry over
-
-        def carried(values: Params) -> Params:
-            # the values carry over into the new class, except a choice the new form no
-            # longer offers (a cook that binds other columns changes a kernel option's)
-            keep = {
-                k: v
-                for k, v in values.to_dict().items()
-                if k in new.controls
-                and (new.controls[k].field.choices is None or v in new.controls[k].field.choices)
-            }
-            return start.replace(**keep)
-
-        with new.hold_trait_notifications():
-            new.value = carried(old.value)
-        # the history and the pinned values become the new class's (undo, redo and the
-        # form take only its instances)
-        self._history.convert(carried)
-        if self.pinned is not None:
-            self.pinned = carried(self.pinned)
-        new.observe(self._changed, names="value")
-        new.observe(self._refused, names="error")
-        self.form = new
-        self.preset_picker.params_class = new.params_class  # presets load as the new fields
-        self._form_box.children = (new, *self._extra)
-        self._show_code()
-
     def _changed(self, change: dict[str, Any]) -> None:
         if change["new"] == change["old"] or getattr(self, "_reverting", False):
             return
-        self._record(change["new"])
-        self._show_code()
         problem = self.target.check(change["new"])
-        if problem is not None:
+        if problem is not None:  # as a failed cook: the values in effect stay, it is said
             name, text = problem
             changed = _changed_fields(change["old"], change["new"])
             where = next((n for n in changed if n == name), changed[0] if changed else name)
-            self.form.show_message(where, text)
+            self._reverting = True
+            try:
+                self.form.value = change["old"]
+            finally:
+                self._reverting = False
+            self.form.show_message(where, f"{text}; back to the value in effect")
             self.canvas.grey(f"not cooked: {text}")
             self.status.value = (
                 f"<span style='color:#b00020'>not cooked: {html.escape(text)}</span>"
             )
             return
+        self._record(change["new"])
+        self._show_code()
         self._edited_at = time.time() * 1e3
         self._loop.request(change["new"])
         if self.sweep_panel is not None:  # the sweep follows the parameter just moved
@@ -501,13 +494,14 @@ class ExploreView(ViewTools, widgets.Box):
             )
             self.report.value = _render.report_html(frame)
         except Exception as exc:  # shown in the view, never raised into the notebook
+            self._result = None  # a generate that ran rewrote it: no longer the frame's
             self._failed(params, exc)
             self._show_nodes(None, str(exc))
         else:
             self.error = ""
             self.form.clear_messages()
             self._good = params
-            self.result = self.target.result
+            self._result = self.target.result
             self.frame = frame
             self._show_nodes(frame)
             if self.target.refresh():
@@ -565,9 +559,11 @@ def explore(
             graph (``procgen_nb.Graph``), a function of a Params instance (with
             ``params=``), or a ``procgen_nb.ui.Target``.
         params: the Params class (or starting instance) of a function target; for any
-            target a file ``view.save`` wrote, or a dict of values, to open with.
-        min_interval: the least seconds between two cooks' starts.
-        max_envs: draw at most this many envs.
+            target a file ``view.save`` wrote, or a dict of values, to open with (the
+            fields they leave out at the target's starting values; an option in
+            ``options`` wins over the file's value of its field).
+        min_interval: the least seconds between two cooks' starts (a finite number >= 0).
+        max_envs: draw at most this many envs (an integer >= 1).
         poll_interval: for a graph whose cook reads ``cpu.read`` digests, the seconds
             between two polls of them (0.5 s; 0 or None: none); a digest that moved
             cooks the graph again. Polling pauses while the view is hidden and stops with
@@ -582,8 +578,10 @@ def explore(
 
     Raises:
         ParamsError: when ``target`` is none of the accepted kinds, ``poll_interval``
-            is neither a finite number > 0 nor 0 or None, or ``params`` names a field
-            the target has not (after a graph's first cook) or a refused value.
+            is neither a finite number > 0 nor 0 or None, ``min_interval`` or
+            ``max_envs`` is refused, or ``params`` is none of the accepted forms, a file
+            saved for another target, names a field the target has not (after a graph's
+            first cook) or a refused value.
         ProcgenError: for a generator when ``procgen_nb.track_gen`` is missing.
     """
     return ExploreView(

@@ -196,7 +196,7 @@ def test_play_cooks_each_value_in_order_and_record_writes_the_frames(tmp_path):
                 v.play(*bad)
         with pytest.raises(ParamsError, match="expected a .gif or .mp4 file"):
             v.record("epoch", [1], tmp_path / "run.avi")
-        with pytest.raises(ParamsError, match="expected a number > 0"):
+        with pytest.raises(ParamsError, match="expected a finite number > 0"):
             v.record("epoch", [1], tmp_path / "run.gif", fps=0)
     finally:
         v.close()
