@@ -269,3 +269,24 @@ def test_dataset_with_gates_and_drivable_validity_writes_courses(tmp_path, capsy
     assert min(table["gate_count"].to_pylist()) >= 3
     assert main(["dataset", "--out", str(tmp_path / "x"), "--gate-param", "a=1"]) == 2
     assert "expected --gates NAME" in capsys.readouterr().err
+
+
+def test_dataset_refuses_a_bad_scheduler_in_one_line_and_makes_nothing(tmp_path, capsys):
+    import socket
+
+    import dask
+    import distributed  # noqa: F401  (its config defaults, before dask.config.set)
+
+    with socket.socket() as s:  # a local port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        refused = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    out = tmp_path / "d"
+    for address in ("notanaddress", refused):
+        args = ["dataset", "--out", str(out), "--count", "4", "--scheduler", address]
+        with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+            assert main([*args, "--no-progress"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--out" not in err[0] and "writable" not in err[0], err
+        assert err[0].startswith("procgen-nb: error: dataset.write scheduler: expected")
+        assert repr(address) in err[0]
+        assert not out.exists()

@@ -1,5 +1,6 @@
 """The files of a dataset folder: its manifest, the shards' hashes and the writer's lock
-(one writer per folder at a time), for ``track_gen.dataset``."""
+(one writer per folder at a time), and the checks of a read (a shard's entry, the columns
+asked for, a file pyarrow cannot read), for ``track_gen.dataset``."""
 
 from __future__ import annotations
 
@@ -90,6 +91,90 @@ def _writer_lock(out: Path, wait: bool) -> Iterator[None]:
 
 def _save_manifest(out: Path, manifest: dict[str, Any]) -> None:
     _atomic_write(out / MANIFEST, (json.dumps(manifest, indent=1, sort_keys=False) + "\n").encode())
+
+
+def _shard_file(path: Path, shards: dict[str, Any], i: int, num: int, verify: bool) -> Path:
+    """The file of shard ``i`` (of ``num``) that the manifest's ``shards`` names in the
+    dataset folder ``path``, its sha256 checked when ``verify``.
+
+    Raises:
+        ParamsError: no entry for it, an entry naming no file in the folder (or a link out
+            of it) or no sha256, or (``verify``) a file whose hash does not match.
+    """
+    entry = shards.get(str(i))
+    if entry is None:
+        raise ParamsError(
+            f"dataset.read {str(path)!r}: expected shard {i} of {num}, "
+            "got none (run write again to finish it)"
+        )
+    name = entry.get("file") if isinstance(entry, dict) else None
+    if (
+        not isinstance(name, str)
+        or name != Path(name).name
+        or name in ("", ".", "..")
+        or not isinstance(entry.get("sha256"), str)
+    ):
+        raise ParamsError(
+            f"dataset.read {str(path)!r}: expected shard {i}'s entry to name a file in the "
+            f"folder and its sha256, got {str(entry)[:160]}"
+        )
+    file = path / name
+    if file.resolve().parent != path.resolve():  # a link out of the folder
+        raise ParamsError(
+            f"dataset.read {str(path)!r}: expected shard {i}'s file inside the folder, got "
+            f"{name!r} leading to {str(file.resolve())!r}"
+        )
+    if verify and _sha256(file) != entry["sha256"]:
+        raise ParamsError(f"dataset.read {file}: expected sha256 {entry['sha256']}, got another")
+    return file
+
+
+def _check_columns(columns: Any, known: Any, where: Path) -> list[str] | None:
+    """``read``'s ``columns`` as a list (None: all), each one of ``known`` (the manifest's
+    ``columns`` or a file's schema names).
+
+    Raises:
+        ParamsError: ``columns`` not None or a list of str, a name not in ``known``, or
+            ``known`` (a manifest's) not a list of str.
+    """
+    if not isinstance(known, list) or not all(isinstance(c, str) for c in known):
+        raise ParamsError(
+            f"dataset.read {str(where)!r}: expected a manifest 'columns' list of names, "
+            f"got {str(known)[:120]}"
+        )
+    if columns is None:
+        return None
+    if isinstance(columns, str | bytes) or not isinstance(columns, list | tuple):
+        raise ParamsError(
+            f"dataset.read columns: expected None or a list of column names, got {columns!r}"
+        )
+    bad = [c for c in columns if not isinstance(c, str) or c not in known]
+    if bad:
+        raise ParamsError(
+            f"dataset.read columns: expected names among {known} ({str(where)!r}), got {bad}"
+        )
+    return list(columns)
+
+
+def _read_parquet(file: Path, columns: list[str] | None, schema: bool = False) -> Any:
+    """``pyarrow.parquet.read_table(file, columns=)`` (with ``schema``: the file's column
+    names, ``read_schema``), a file pyarrow cannot read refused.
+
+    Raises:
+        ParamsError: naming ``file``: not Parquet, truncated, or unreadable.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        if schema:
+            return list(pq.read_schema(file).names)
+        return pq.read_table(file, columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        raise ParamsError(
+            f"dataset.read {str(file)!r}: expected a Parquet shard, got {type(exc).__name__}: "
+            f"{str(exc)[:200]}"
+        ) from exc
 
 
 def _versions() -> dict[str, str]:

@@ -156,7 +156,12 @@ def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool, int | No
     """Returns (executor, client to close, whether its workers run on this machine, its
     worker slots or None when unknown) from the arguments of ``write``: a process or thread
     pool runs on this machine, a Dask cluster does when every worker's address is one of
-    this machine's, any other executor is assumed not to."""
+    this machine's, any other executor is assumed not to.
+
+    Raises:
+        ParamsError: both given, an executor or scheduler of another type, or a scheduler
+            address that is malformed or where no scheduler answers (``_connect``).
+    """
     if scheduler is not None and executor is not None:
         raise ParamsError("dataset.write: expected executor= or scheduler=, got both")
     if scheduler is not None:
@@ -169,7 +174,7 @@ def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool, int | No
                 f"dataset.write scheduler: expected 'tcp://host:port' or a distributed.Client, "
                 f"got {scheduler!r}"
             )
-        client = Client(scheduler)
+        client = _connect(Client, scheduler)
         return client, client, _local(client), _slots(client)
     if executor is None:
         return None, None, True, None
@@ -183,6 +188,23 @@ def executor_of(executor: Any, scheduler: Any) -> tuple[Any, Any, bool, int | No
         f"dataset.write executor: expected a concurrent.futures.Executor, a distributed.Client "
         f"or None, got {executor!r}"
     )
+
+
+def _connect(client_type: Any, address: str) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, within Dask's connect
+    timeout (``distributed.comm.timeouts.connect``).
+
+    Raises:
+        ParamsError: naming ``scheduler`` and ``address``: not an address Dask reads (no
+            port, an unknown protocol) or no scheduler answering there.
+    """
+    try:
+        return client_type(address)
+    except (ValueError, OSError) as exc:  # TimeoutError is an OSError
+        raise ParamsError(
+            f"dataset.write scheduler: expected the address of a running Dask scheduler "
+            f"('tcp://host:port'), got {address!r} ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def _slots(client: Any) -> int | None:

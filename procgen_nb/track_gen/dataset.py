@@ -56,9 +56,12 @@ from . import _dataset_racing, _dataset_run
 from ._dataset_files import (  # noqa: F401  (LOCK: the lock file's name, for the tests)
     LOCK,
     MANIFEST,
+    _check_columns,
     _load_manifest,
+    _read_parquet,
     _save_manifest,
     _sha256,
+    _shard_file,
     _versions,
     _writer_lock,
 )
@@ -352,29 +355,32 @@ def write(
         shard counts of this run added.
 
     Raises:
-        ParamsError: a refused argument, or ``out`` holding a dataset of another config.
+        ParamsError: a refused argument (an empty ``out``, a scheduler that cannot be
+            reached), or ``out`` holding a dataset of another config. Nothing is made or
+            written then.
         DatasetError: another live writer is writing ``out`` (and ``wait`` is False).
     """
     count, shard_size, threads, shards_per_task = _dataset_run.check_args(
         count, shard_size, threads, shards_per_task, workers_write
     )
     spec = resolve_config(config, straight_ratio)
-    if out is None or not isinstance(out, str | os.PathLike):
+    if out is None or not isinstance(out, str | os.PathLike) or not os.fspath(out):
         raise ParamsError(f"dataset.write out: expected a directory path, got {out!r}")
     out = Path(out)
+    # the executor (a scheduler connected) before anything is made: a refusal writes nothing
+    ex, client, local, slots = _dataset_run.executor_of(executor, scheduler)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ParamsError(f"dataset.write out: expected a directory, got {exc}") from exc
-    try:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ParamsError(f"dataset.write out: expected a directory, got {exc}") from exc
         with _writer_lock(out, bool(wait)):
             return _write_locked(
                 spec,
                 count,
                 out,
                 shard_size,
-                executor,
-                scheduler,
+                (ex, local, slots),
                 progress,
                 threads,
                 workers_write,
@@ -384,6 +390,9 @@ def write(
         raise ParamsError(
             f"dataset.write out {str(out)!r}: expected a writable directory with room, got {exc}"
         ) from exc
+    finally:
+        if client is not None:
+            client.close()
 
 
 def _write_locked(
@@ -391,14 +400,14 @@ def _write_locked(
     count: int,
     out: Path,
     shard_size: int,
-    executor: Any,
-    scheduler: Any,
+    executor: tuple[Any, bool, int | None],
     progress: bool,
     threads: int | None,
     workers_write: bool | None,
     shards_per_task: int | None,
 ) -> dict[str, Any]:
-    """``write`` once it holds the folder's lock (see there)."""
+    """``write`` once it holds the folder's lock (see there); ``executor`` is
+    ``(executor, whether it runs on this machine, its slots)`` (``executor_of``)."""
     num_shards = math.ceil(count / shard_size)
     manifest = _load_manifest(out)
     head = {"format": FORMAT, "config": spec, "count": count, "shard_size": shard_size}
@@ -438,7 +447,7 @@ def _write_locked(
     _save_manifest(out, manifest)
     bar = _bar(progress, count, sum(_size(count, shard_size, i) for i in todo))
     spec_json = _canonical(spec)
-    ex, client, local, slots = _dataset_run.executor_of(executor, scheduler)
+    ex, local, slots = executor
     per_task = shards_per_task or _dataset_run.shards_per_task(slots, len(todo), shard_size)
     if workers_write is None:
         workers_write = local
@@ -471,8 +480,6 @@ def _write_locked(
     finally:
         if bar is not None:
             bar.close()
-        if client is not None:
-            client.close()
     return {**manifest, "written": len(todo), "skipped": skipped}
 
 
@@ -512,7 +519,8 @@ def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool
 
     Args:
         path: a directory ``write`` made, or a ``.parquet`` file.
-        columns: the columns to read (all when None).
+        columns: a list of the columns to read (all when None), each one of the
+            manifest's ``columns`` (the file's, for a file).
         verify: check each shard's sha256 against the manifest first (a read of the file:
             about 1 GB/s; False skips it).
 
@@ -521,20 +529,22 @@ def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool
         flattened values reshapes to ``[rows, num_points, 2]``).
 
     Raises:
-        ParamsError: no manifest or shard there, a malformed manifest, a shard missing or
-            named outside the folder, or (``verify``) a hash that does not match.
+        ParamsError: no manifest or shard there, a malformed manifest, a shard missing,
+            named outside the folder or not Parquet, a column not in the dataset (or
+            ``columns`` not a list), or (``verify``) a hash that does not match.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if path is None or not isinstance(path, str | os.PathLike):
         raise ParamsError(f"dataset.read path: expected a dataset directory or file, got {path!r}")
     path = Path(path)
     if path.is_file():
-        return pq.read_table(path, columns=columns)
+        known = _read_parquet(path, None, schema=True)
+        return _read_parquet(path, _check_columns(columns, known, path))
     manifest = _load_manifest(path)
     if manifest is None:
         raise ParamsError(f"dataset.read path: expected a dataset directory, got {str(path)!r}")
+    columns = _check_columns(columns, manifest.get("columns"), path)
     tables = []
     num = manifest.get("num_shards")
     if isinstance(num, bool) or not isinstance(num, int) or not 0 <= num <= MAX_SHARDS:
@@ -543,34 +553,8 @@ def read(path: str | os.PathLike, columns: list[str] | None = None, verify: bool
             f"got {num!r}"
         )
     for i in range(num):
-        entry = manifest["shards"].get(str(i))
-        if entry is None:
-            raise ParamsError(
-                f"dataset.read {str(path)!r}: expected shard {i} of {num}, "
-                "got none (run write again to finish it)"
-            )
-        name = entry.get("file") if isinstance(entry, dict) else None
-        if (
-            not isinstance(name, str)
-            or name != Path(name).name
-            or name in ("", ".", "..")
-            or not isinstance(entry.get("sha256"), str)
-        ):
-            raise ParamsError(
-                f"dataset.read {str(path)!r}: expected shard {i}'s entry to name a file in the "
-                f"folder and its sha256, got {str(entry)[:160]}"
-            )
-        file = path / name
-        if file.resolve().parent != path.resolve():  # a link out of the folder
-            raise ParamsError(
-                f"dataset.read {str(path)!r}: expected shard {i}'s file inside the folder, got "
-                f"{name!r} leading to {str(file.resolve())!r}"
-            )
-        if verify and _sha256(file) != entry["sha256"]:
-            raise ParamsError(
-                f"dataset.read {file}: expected sha256 {entry['sha256']}, got another"
-            )
-        tables.append(pq.read_table(file, columns=columns))
+        file = _shard_file(path, manifest["shards"], i, num, verify)
+        tables.append(_read_parquet(file, columns))
     return pa.concat_tables(tables)
 
 

@@ -129,3 +129,91 @@ def test_a_bare_result_is_named_by_env_and_needs_a_width(gen, tmp_path):
     entry = export.export(gen.result, "tumftm", tmp_path, env=[1], width=0.02)
     assert entry["tracks"][0]["files"] == ["track_env1.csv"]
     assert entry["tracks"][0]["seed"] is None
+
+
+def test_an_env_asked_for_twice_is_refused(gen, tmp_path):
+    _refused(
+        r"env: expected each env index once, got \[0\] more than once",
+        gen,
+        "tumftm",
+        tmp_path,
+        env=(0, 0),
+    )
+    _refused(r"got \[1, 2\] more than once", gen, "tumftm", tmp_path, env=[2, 1, 0, 1, 2])
+    assert _left(tmp_path) == []
+
+
+def test_tracks_with_the_same_file_names_are_refused(gen, tmp_path):
+    (t,) = export.tracks(gen, 0)
+    _refused(
+        r"source: expected tracks with distinct file names, got \['polar_s",
+        [t, t],
+        "tumftm",
+        tmp_path,
+    )
+    assert _left(tmp_path) == []
+
+
+def test_a_cone_spacing_too_small_for_the_track_is_refused_with_its_bound(
+    gen, tmp_path, monkeypatch
+):
+    import numpy as np
+
+    from procgen_nb.track_gen.export import _cones
+
+    (t,) = export.tracks(gen, 0)
+    lb, rb = t.boundaries()
+    # the boundaries' lengths, each a closed ring
+    total = sum(np.hypot(*(np.roll(b, -1, 0) - b).T).sum() for b in (lb, rb))
+    err = _refused(
+        r"fs-cones spacing: expected metres >= ", gen, "fs-cones", tmp_path, env=0, spacing=1e-9
+    )
+    assert "got 1e-09" in str(err) and f"{total / 1e6:.6g}" in str(err)
+    assert _left(tmp_path) == []
+    monkeypatch.setattr(_cones, "MAX_CONES", 100)  # the bound, at a size quick to write
+    _refused("at most 100 cones", gen, "fs-cones", tmp_path, env=0, spacing=total / 100 * 0.99)
+    c = export.cones(t, spacing=total / 100 * 1.01)
+    assert len(c["blue"]) + len(c["yellow"]) <= 100
+
+
+def _bytes(folder) -> dict[str, bytes]:
+    return {n: (folder / n).read_bytes() for n in sorted(os.listdir(folder))}
+
+
+@pytest.mark.parametrize("k", range(1, 15))  # 7 files: a backup and a rename each
+def test_a_failed_rename_gives_every_file_its_old_bytes(gen, tmp_path, monkeypatch, k):
+    export.export(gen, "ros-map", tmp_path, env=[0, 1])
+    old = _bytes(tmp_path)
+    calls = []
+    real = os.replace
+
+    def flaky(src, dst):
+        calls.append(dst)
+        if len(calls) == k:
+            raise OSError("disk full")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    with pytest.raises(ExportError, match="disk full"):
+        export.export(gen, "ros-map", tmp_path, env=[0, 1], scale=2.0)
+    monkeypatch.setattr(os, "replace", real)
+    assert _bytes(tmp_path) == old  # every track's files and the index, no hidden file left
+    new = export.export(gen, "ros-map", tmp_path, env=[0, 1], scale=2.0)
+    assert new["scale"] == 2.0 and _bytes(tmp_path) != old
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_a_failed_rename_into_a_new_folder_leaves_it_empty(gen, tmp_path, monkeypatch, k):
+    calls = []
+    real = os.replace
+
+    def flaky(src, dst):
+        calls.append(dst)
+        if len(calls) == k:
+            raise OSError("disk full")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", flaky)
+    with pytest.raises(ExportError, match="disk full"):
+        export.export(gen, "ros-map", tmp_path, env=[0, 1])
+    assert _left(tmp_path) == []

@@ -16,6 +16,14 @@ _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 CSV_HEADER = "tag,x,y,direction,x_variance,y_variance,xy_covariance"
 
+#: the most boundary cones a track's files hold (a spacing is refused below its length / this)
+MAX_CONES = 1_000_000
+
+
+def _length(ring: np.ndarray) -> float:
+    """The length of a closed polyline (its last point joined to its first)."""
+    return float(np.linalg.norm(np.diff(ring, axis=0, append=ring[:1]), axis=1).sum())
+
 
 def _along(ring: np.ndarray, spacing: float, skip: list[np.ndarray], clear: float) -> np.ndarray:
     """Points every ``spacing`` metres along a closed polyline from its point 0 (an equal
@@ -37,7 +45,8 @@ def cones(track: Track, spacing: float | None = None) -> dict[str, np.ndarray]:
     metres, and ``car_start`` ``(x, y, yaw)``.
 
     Raises:
-        ExportError: a spacing not > 0.
+        ExportError: a spacing not > 0, or so small that the boundaries would hold more
+            than ``MAX_CONES`` cones (the message gives this track's smallest spacing).
 
     Example:
         >>> import numpy as np
@@ -55,6 +64,12 @@ def cones(track: Track, spacing: float | None = None) -> dict[str, np.ndarray]:
     if not math.isfinite(spacing):
         raise ExportError(f"fs-cones spacing: expected metres > 0, got {spacing!r}")
     lb, rb = track.boundaries()
+    total = _length(lb) + _length(rb)
+    if total / spacing > MAX_CONES:
+        raise ExportError(
+            f"fs-cones spacing: expected metres >= {total / MAX_CONES:.6g} for this track "
+            f"({total:.6g} m of boundaries, at most {MAX_CONES} cones), got {spacing!r}"
+        )
     i = track.start_index()
     t = track.tangents()[i]
     big = np.array([q + f * 0.5 * t for q in (lb[i], rb[i]) for f in (-1.0, 1.0)])

@@ -191,6 +191,10 @@ def _env_list(envs: Any, E: int) -> list[int]:
         if isinstance(e, bool) or not isinstance(e, int | np.integer) or not 0 <= e < E:
             raise ExportError(f"env: expected an integer in [0, {E}) (num_envs={E}), got {e!r}")
         out.append(int(e))
+    seen: set[int] = set()
+    twice = sorted({e for e in out if e in seen or seen.add(e)})
+    if twice:
+        raise ExportError(f"env: expected each env index once, got {twice} more than once")
     return out
 
 
@@ -223,7 +227,7 @@ def tracks(source: Any, env: Any = None, *, scale: float = 1.0, width: Any = Non
     Args:
         source: a ``TrackGenerator`` (seeds, epoch and generator known), its
             ``TrackResult``, a ``Course`` (with its gates), a ``Track`` or a list of them.
-        env: an env index, a list of them, or None for every env.
+        env: an env index, a list of them (each once), or None for every env.
         scale: metres per world unit.
         width: metres each side (or a ``(left, right)`` pair) in place of the track's own
             ``width_left`` / ``width_right``; needed when it has none and no validity
@@ -234,8 +238,8 @@ def tracks(source: Any, env: Any = None, *, scale: float = 1.0, width: Any = Non
         widths.
 
     Raises:
-        ExportError: an unknown source, an env out of range, a scale or width not > 0, or
-            no width to use.
+        ExportError: an unknown source, an env out of range or asked for twice, a scale
+            or width not > 0, or no width to use.
 
     Example:
         >>> import procgen_nb as pg

@@ -73,7 +73,7 @@ def export(
         format: one of ``FORMATS`` (``"tumftm"``, ``"tumftm-traj"``, ``"ros-map"``,
             ``"opendrive"``, ``"fs-cones"``, ``"gates"``, ``"obj"``, ``"gltf"``).
         out: the folder (made when missing).
-        env: an env index or a list of them (each must be valid), or None: every valid env
+        env: an env index or a list of them (each valid, each once), or None: every valid env
             (the others are listed in the index's ``skipped``).
         scale: metres per world unit.
         width: metres each side (or ``(left, right)``) in place of the track's widths.
@@ -85,10 +85,12 @@ def export(
         start line and grid), ``skipped``, ``scale``.
 
     Raises:
-        ExportError: an unknown format or option, an env out of range or invalid, widths
-            whose boundaries cross, an ``out`` that is a file. Nothing is written then:
-            every track is rendered before the first file is, and each file is written
-            under a temporary name and renamed.
+        ExportError: an unknown format or option, an env out of range, invalid or asked
+            for twice, tracks with the same file names, widths whose boundaries cross, an
+            ``out`` that is a file, a file that cannot be written. Nothing is written then:
+            every track is rendered before the first file is written, every file (the
+            index too) under a temporary name before the first is renamed into place, and
+            a failed rename gives every file back its old bytes (``_files.write_set``).
 
     Example:
         >>> import os, tempfile
@@ -114,8 +116,17 @@ def export(
             continue
         check_exportable(t)
         rendered.append((t, render(t)))
+    written: dict[str, bytes] = {}
+    for t, files in rendered:
+        twice = sorted(set(files) & (set(written) | {INDEX}))
+        if twice:
+            raise ExportError(
+                f"source: expected tracks with distinct file names, got {twice} twice "
+                f"(env {t.env}, {t.stem}: give each Track its own env or seed)"
+            )
+        written.update(files)
     folder = prepare_out(out)
-    entries = [_entry(t, write_set(folder, files)) for t, files in rendered]
+    entries = [_entry(t, list(files)) for t, files in rendered]
     entry = {"scale": float(scale), "tracks": entries, "skipped": skipped}
     index = {"formats": {}}
     path = Path(folder) / INDEX
@@ -126,7 +137,8 @@ def export(
     except (OSError, ValueError):
         pass
     index["formats"][format] = entry
-    write_set(folder, {INDEX: (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()})
+    written[INDEX] = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
+    write_set(folder, written)  # every track's files and the index, all or nothing
     return entry
 
 
