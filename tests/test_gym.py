@@ -170,7 +170,13 @@ def test_bad_constructor_arguments_name_themselves(kwargs, match):
 
 
 def test_track_config_takes_the_fields_the_env_does_not_set():
-    assert set(pgym._car_racing.CONFIG_FIELDS) == {"device", "epoch", "scale", "validity", "z_profile"}
+    assert set(pgym._car_racing.CONFIG_FIELDS) == {
+        "device",
+        "epoch",
+        "scale",
+        "validity",
+        "z_profile",
+    }
     e = pgym.CarRacing(**KW, track_config={"epoch": 1})
     e.reset(seed=3)
     f = pgym.CarRacing(**KW)

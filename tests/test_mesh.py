@@ -160,7 +160,11 @@ def test_mesh_intersect_refuses_bad_input():
         ({"mode": ["cut"]}, ParamsError, "mesh_intersect mode: expected one of ['cut', "),
         ({"mode": np.array(["cut", "union"])}, ParamsError, "mesh_intersect mode: expected one"),
         ({"mode": "Union"}, ParamsError, "got 'Union'"),
-        ({"room": 1.5}, ParamsError, "mesh_intersect room: expected an integer in [1, 4096], got 1.5"),
+        (
+            {"room": 1.5},
+            ParamsError,
+            "mesh_intersect room: expected an integer in [1, 4096], got 1.5",
+        ),
         (
             {"max_room": "8"},
             ParamsError,
