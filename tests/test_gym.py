@@ -150,6 +150,111 @@ def test_bad_arguments():
         pgym.CarRacingVector(num_envs=0)
 
 
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"scale": float("inf")}, r"CarRacing scale: .* got inf"),
+        ({"scale": float("nan")}, r"CarRacing scale: .* got nan"),
+        ({"scale": "a"}, r"CarRacing scale: .* got 'a'"),
+        ({"width": 3}, r"CarRacing width: expected None, a WidthParams or a dict.* got 3"),
+        ({"track_config": 3}, r"CarRacing track_config: expected None or a dict.* got 3"),
+        ({"track_config": {"bogus": 1}}, r"track_config: .*'validity'.* unknown \['bogus'\]"),
+        ({"track_config": {"num_envs": 4}}, r"track_config: .*env sets .* got \['num_envs'\]"),
+        ({"track_config": {"generator": "x"}}, r"track_config: .* got \['generator'\]"),
+        ({"track_config": {"seed": 3}}, r"track_config: .* got \['seed'\]"),
+    ],
+)
+def test_bad_constructor_arguments_name_themselves(kwargs, match):
+    with pytest.raises(ParamsError, match=match):
+        pgym.CarRacing(**KW, **kwargs)
+
+
+def test_track_config_takes_the_fields_the_env_does_not_set():
+    assert set(pgym._car_racing.CONFIG_FIELDS) == {
+        "device",
+        "epoch",
+        "scale",
+        "validity",
+        "z_profile",
+    }
+    e = pgym.CarRacing(**KW, track_config={"epoch": 1})
+    e.reset(seed=3)
+    f = pgym.CarRacing(**KW)
+    f.reset(seed=3)
+    assert not np.array_equal(e.procgen_track.xy, f.procgen_track.xy)  # another epoch
+
+
+SEED_RANGE = r"expected an integer in \[0, 2147483647\]"
+
+
+@pytest.mark.parametrize(
+    "kwargs, label",
+    [
+        ({"seed": -1}, "reset seed"),
+        ({"seed": 1.5}, "reset seed"),
+        ({"seed": 1.0}, "reset seed"),  # Gymnasium's seeds are integers
+        ({"seed": "a"}, "reset seed"),
+        ({"seed": True}, "reset seed"),
+        ({"seed": [1]}, "reset seed"),
+        ({"seed": 2**31}, "reset seed"),  # was wrapped to the track of seed 0
+        ({"seed": 2**40}, "reset seed"),
+        ({"options": {"track_seed": "a"}}, 'reset options\\["track_seed"\\]'),
+        ({"options": {"track_seed": -5}}, 'reset options\\["track_seed"\\]'),  # was 2147483643
+        ({"options": {"track_seed": 1.7}}, 'reset options\\["track_seed"\\]'),  # was 1
+    ],
+)
+def test_bad_reset_seeds_are_refused(env, kwargs, label):
+    with pytest.raises(ParamsError, match=f"CarRacing.{label}: {SEED_RANGE}, got"):
+        env.reset(**kwargs)
+
+
+def test_reset_refuses_options_that_are_not_a_dict(env):
+    with pytest.raises(
+        ParamsError, match="CarRacing.reset options: expected None or a dict, got 3"
+    ):
+        env.reset(options=3)
+
+
+def test_reset_takes_numpy_seeds_and_the_largest_seed(env):
+    env.reset(seed=np.int64(3))
+    a = env.unwrapped.procgen_track.xy
+    assert env.unwrapped.track_seed == 3 and type(env.unwrapped.track_seed) is int
+    env.reset(seed=3)
+    assert np.array_equal(a, env.unwrapped.procgen_track.xy)
+    env.reset(options={"track_seed": np.uint32(2**31 - 1)})
+    assert env.unwrapped.track_seed == 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    "seed, match",
+    [
+        (1.5, r"reset seed: expected None, an integer in \[0, 2147483646\] or a list"),
+        ("x", r"reset seed: expected None, .* got 'x'"),
+        (-3, r"reset seed \(num_envs=2\): expected an integer in \[0, 2147483646\], got -3"),
+        (2**31 - 1, r"reset seed \(num_envs=2\): .*2147483646\], got 2147483647"),  # env 1 wraps
+        ([1], r"reset seed: expected 2 seeds \(one per env\), got 1"),
+        ([1, "a"], rf"reset seed\[1\]: {SEED_RANGE}, got 'a'"),
+        ([-1, 2], rf"reset seed\[0\]: {SEED_RANGE}, got -1"),
+        ([1, 2.5], rf"reset seed\[1\]: {SEED_RANGE}, got 2.5"),
+    ],
+)
+def test_vector_reset_refuses_bad_seeds(seed, match):
+    v = pgym.CarRacingVector(num_envs=2, **KW)
+    with pytest.raises(ParamsError, match="CarRacingVector." + match):
+        v.reset(seed=seed)
+    assert v.generator_calls == 0
+    v.close()
+
+
+def test_vector_reset_takes_numpy_seeds():
+    v = pgym.CarRacingVector(num_envs=2, **KW)
+    v.reset(seed=np.int64(2**31 - 2))
+    assert [e.unwrapped.track_seed for e in v.envs] == [2**31 - 2, 2**31 - 1]
+    v.reset(seed=np.array([5, 9]))
+    assert [e.unwrapped.track_seed for e in v.envs] == [5, 9]
+    v.close()
+
+
 def test_extras_and_entry_point_declared():
     meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     gym_extra = meta["optional-dependencies"]["gym"]

@@ -141,7 +141,7 @@ def test_mesh_intersect_refuses_bad_input():
     a = box_mesh(*A)
     with pytest.raises(ParamsError, match="mode: expected one of"):
         mesh_intersect(a, a, "xor")
-    with pytest.raises(ParamsError, match="room: expected an integer >= 1"):
+    with pytest.raises(ParamsError, match=r"room: expected an integer in \[1, 4096\]"):
         mesh_intersect(a, a, "union", room=0)
     with pytest.raises(UploadError, match="mesh_intersect b: expected a Mesh or"):
         mesh_intersect(a, np.zeros((4, 3)), "cut")
@@ -160,11 +160,15 @@ def test_mesh_intersect_refuses_bad_input():
         ({"mode": ["cut"]}, ParamsError, "mesh_intersect mode: expected one of ['cut', "),
         ({"mode": np.array(["cut", "union"])}, ParamsError, "mesh_intersect mode: expected one"),
         ({"mode": "Union"}, ParamsError, "got 'Union'"),
-        ({"room": 1.5}, ParamsError, "mesh_intersect room: expected an integer >= 1, got 1.5"),
+        (
+            {"room": 1.5},
+            ParamsError,
+            "mesh_intersect room: expected an integer in [1, 4096], got 1.5",
+        ),
         (
             {"max_room": "8"},
             ParamsError,
-            "mesh_intersect max_room: expected an integer >= 1, got '8'",
+            "mesh_intersect max_room: expected an integer in [1, 65536], got '8'",
         ),
         (
             {"cell": float("nan")},

@@ -8,7 +8,9 @@ world units times ``scale``), and the lap starts on its start/finish line.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -21,13 +23,77 @@ from gymnasium.envs.box2d import car_racing as _cr  # noqa: E402
 
 from ..errors import ParamsError  # noqa: E402
 from ..track_gen import export as _export  # noqa: E402
+from ..track_gen._checks import check_positive  # noqa: E402
 from ..track_gen.config import TrackGenConfig  # noqa: E402
 from ..track_gen.pipeline import TrackGenerator  # noqa: E402
+from ..track_gen.widths import WidthParams  # noqa: E402
 
 #: metres per world unit: a generator's unit square (about +-1.1) fills CarRacing's field
 DEFAULT_SCALE = 200.0
 #: attempts (``regenerate``) to find a valid track for a seed
 MAX_ATTEMPTS = 32
+#: the track seeds an env takes (``reset(seed=)``, ``options["track_seed"]``): [0, 2**31)
+SEED_MAX = (1 << 31) - 1
+#: the ``TrackGenConfig`` fields the env sets itself (its own arguments, or the seeds)
+OWN_FIELDS = frozenset(
+    {"num_envs", "num_points", "generator", "generator_params", "seed", "env_seeds", "width"}
+    | {"direction"}
+)
+#: the ``TrackGenConfig`` fields ``track_config`` may set
+CONFIG_FIELDS = tuple(
+    sorted(f.name for f in dataclasses.fields(TrackGenConfig) if f.name not in OWN_FIELDS)
+)
+
+
+def check_seed(label: str, value: Any, hi: int = SEED_MAX) -> int:
+    """Returns ``value`` as a Python int when it is an integer (a Python or NumPy int, not a
+    bool or a float) in ``[0, hi]``.
+
+    Raises:
+        ParamsError: anything else, named ``label`` with the range.
+    """
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+    if not ok or not 0 <= int(value) <= hi:
+        raise ParamsError(f"{label}: expected an integer in [0, {hi}], got {value!r}")
+    return int(value)
+
+
+def _check_width(width: Any) -> dict[str, Any]:
+    if width is None:
+        return {}
+    if isinstance(width, WidthParams):
+        return width.to_dict()
+    if not isinstance(width, Mapping) or not all(isinstance(k, str) for k in width):
+        raise ParamsError(
+            f"CarRacing width: expected None, a WidthParams or a dict of its fields "
+            f"{sorted(WidthParams.fields())}, got {width!r}"
+        )
+    return dict(width)
+
+
+def _check_track_config(config: Any) -> dict[str, Any]:
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise ParamsError(
+            f"CarRacing track_config: expected None or a dict of TrackGenConfig fields "
+            f"among {list(CONFIG_FIELDS)}, got {config!r}"
+        )
+    own = sorted(str(k) for k in config if k in OWN_FIELDS)
+    if own:
+        raise ParamsError(
+            f"CarRacing track_config: expected TrackGenConfig fields among "
+            f"{list(CONFIG_FIELDS)} (the env sets {sorted(OWN_FIELDS)} itself; pass "
+            f"generator, generator_params, num_points, width, direction as its own "
+            f"arguments), got {own}"
+        )
+    unknown = sorted(repr(k) for k in config if k not in CONFIG_FIELDS)
+    if unknown:
+        raise ParamsError(
+            f"CarRacing track_config: expected TrackGenConfig fields among "
+            f"{list(CONFIG_FIELDS)}, got unknown [{', '.join(unknown)}]"
+        )
+    return dict(config)
 
 
 def make_generator(
@@ -44,12 +110,16 @@ def make_generator(
     returns the generator and one ``export.Track`` per seed, in metres.
 
     Raises:
-        ParamsError: a seed whose track stays invalid after ``MAX_ATTEMPTS`` attempts, or a
+        ParamsError: a seed whose track stays invalid after ``MAX_ATTEMPTS`` attempts, a
+            ``scale`` that is not a finite number > 0, a ``width`` that is not None, a
+            WidthParams or a dict, a ``config`` with other keys than ``CONFIG_FIELDS``, or a
             refused config field.
         GeneratorError: an unknown generator or refused generator_params.
     """
+    scale = check_positive("CarRacing scale", scale)
+    config = _check_track_config(config)
     half = _cr.TRACK_WIDTH / scale  # CarRacing's own half width, in world units
-    width = {"left": half, "right": half, **dict(width or {})}
+    width = {"left": half, "right": half, **_check_width(width)}
     cfg = TrackGenConfig(
         num_envs=len(seeds),
         num_points=num_points,
@@ -83,12 +153,20 @@ class CarRacing(_cr.CarRacing):
         generator_params: its Params fields.
         num_points: points per track (one tile each).
         scale: metres (CarRacing units) per world unit.
-        width: ``WidthParams`` fields in world units (default: CarRacing's own half width
-            of 40/6 on each side, constant).
+        width: ``WidthParams`` fields in world units (a dict, or a WidthParams; default:
+            CarRacing's own half width of 40/6 on each side, constant).
         direction: ``"ccw"``, ``"cw"`` or ``"random"``.
-        track_config: other ``TrackGenConfig`` fields (``validity``, ``z_profile``...).
+        track_config: a dict of other ``TrackGenConfig`` fields (``CONFIG_FIELDS``:
+            ``device``, ``epoch``, ``scale``, ``validity``, ``z_profile``); the env sets the
+            others itself.
         render_mode, verbose, lap_complete_percent, domain_randomize, continuous: as
             Gymnasium's CarRacing.
+
+    Raises:
+        ParamsError: ``scale`` not a finite number > 0; ``width`` or ``track_config`` not a
+            dict (or None), or ``track_config`` naming a field the env sets or no field;
+            any ``TrackGenConfig`` field refused (named).
+        GeneratorError: an unknown generator or refused generator_params.
 
     Attributes:
         track_seed: the env seed of the current track. procgen_track: its ``export.Track``.
@@ -110,16 +188,14 @@ class CarRacing(_cr.CarRacing):
         continuous: bool = True,
     ):
         super().__init__(render_mode, verbose, lap_complete_percent, domain_randomize, continuous)
-        if isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0:
-            raise ParamsError(f"CarRacing scale: expected metres per unit > 0, got {scale!r}")
         self._track_args = dict(
             generator=generator,
             generator_params=generator_params,
             num_points=num_points,
-            scale=float(scale),
-            width=width,
+            scale=check_positive("CarRacing scale", scale),
+            width=_check_width(width),
             direction=direction,
-            config=dict(track_config or {}),
+            config=_check_track_config(track_config),
         )
         make_generator([0], **self._track_args)  # refuses bad arguments now, not at reset
         self.track_seed: int | None = None
@@ -128,7 +204,12 @@ class CarRacing(_cr.CarRacing):
 
     def make_tracks(self, seeds: list[int]) -> list[_export.Track]:
         """The tracks of ``seeds`` (ints in [0, 2**31)), made in one generator call with
-        this env's generator arguments (``CarRacingVector`` makes its envs' tracks so)."""
+        this env's generator arguments (``CarRacingVector`` makes its envs' tracks so).
+
+        Raises:
+            ParamsError: a seed that is not an integer in [0, 2**31 - 1].
+        """
+        seeds = [check_seed(f"CarRacing.make_tracks seeds[{i}]", s) for i, s in enumerate(seeds)]
         return make_generator(seeds, **self._track_args)[1]
 
     def hand_track(self, seed: int, track: _export.Track) -> None:
@@ -138,12 +219,26 @@ class CarRacing(_cr.CarRacing):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Resets onto the track of ``options["track_seed"]``, else of ``seed``, else of a
-        seed drawn from the env's generator."""
+        seed drawn from the env's generator.
+
+        ``seed`` and ``track_seed``: None, or integers (Python or NumPy) in [0, 2**31 - 1],
+        used as they are (the track of seed ``s`` is env seed ``s``).
+
+        Raises:
+            ParamsError: a ``seed`` or ``track_seed`` of another type or out of range, or
+                ``options`` not a dict (or None).
+        """
+        if seed is not None:
+            seed = check_seed("CarRacing.reset seed", seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ParamsError(f"CarRacing.reset options: expected None or a dict, got {options!r}")
         opts = dict(options or {})
         track_seed = opts.pop("track_seed", None)
-        if track_seed is None and seed is not None:
+        if track_seed is not None:
+            track_seed = check_seed('CarRacing.reset options["track_seed"]', track_seed)
+        elif seed is not None:
             track_seed = seed
-        self._wanted_seed = None if track_seed is None else int(track_seed) % (1 << 31)
+        self._wanted_seed = track_seed
         return super().reset(seed=seed, options=opts or None)
 
     def _track_for(self, seed: int | None) -> tuple[int, _export.Track]:
@@ -207,4 +302,13 @@ class CarRacing(_cr.CarRacing):
         return True
 
 
-__all__ = ["DEFAULT_SCALE", "MAX_ATTEMPTS", "CarRacing", "make_generator"]
+__all__ = [
+    "CONFIG_FIELDS",
+    "DEFAULT_SCALE",
+    "MAX_ATTEMPTS",
+    "OWN_FIELDS",
+    "SEED_MAX",
+    "CarRacing",
+    "check_seed",
+    "make_generator",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ from gymnasium.vector import SyncVectorEnv
 from gymnasium.wrappers import TimeLimit
 
 from ..errors import ParamsError
-from ._car_racing import CarRacing
+from ._car_racing import SEED_MAX, CarRacing, check_seed
 
 
 class CarRacingVector(SyncVectorEnv):
@@ -44,21 +45,42 @@ class CarRacingVector(SyncVectorEnv):
         self.generator_calls = 0
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
-        """Resets every env, its track made in one batch with the others'."""
+        """Resets every env, its track made in one batch with the others'.
+
+        ``seed``: None (a seed drawn per env), an integer ``s`` in [0, 2**31 - K] (env ``i``
+        gets ``s + i``, as Gymnasium's vector envs), or a list of K seeds, each None or an
+        integer in [0, 2**31 - 1] (a list, tuple or 1-D array); Python or NumPy integers.
+
+        Raises:
+            ParamsError: another ``seed`` (a float, a string, a seed out of range, a list of
+                another length), naming it and the range.
+        """
         K = self.num_envs
         if seed is None:
             seeds = [int(s) for s in np.random.default_rng().integers(0, 1 << 31, K)]
             gym_seeds: Any = None
-        elif isinstance(seed, int):
-            seeds, gym_seeds = [(seed + i) % (1 << 31) for i in range(K)], seed
-        else:
+        elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool | np.bool_):
+            first = check_seed(f"CarRacingVector.reset seed (num_envs={K})", seed, SEED_MAX - K + 1)
+            seeds, gym_seeds = [first + i for i in range(K)], first
+        elif isinstance(seed, list | tuple) or (isinstance(seed, np.ndarray) and seed.ndim == 1):
+            seed = list(seed)
             if len(seed) != K:
-                raise ParamsError(f"CarRacingVector seed: expected {K} seeds, got {len(seed)}")
-            rng = np.random.default_rng()
-            seeds = [
-                int(s) % (1 << 31) if s is not None else int(rng.integers(0, 1 << 31)) for s in seed
+                raise ParamsError(
+                    f"CarRacingVector.reset seed: expected {K} seeds (one per env), got "
+                    f"{len(seed)}: {seed!r}"
+                )
+            gym_seeds = [
+                None if s is None else check_seed(f"CarRacingVector.reset seed[{i}]", s)
+                for i, s in enumerate(seed)
             ]
-            gym_seeds = list(seed)
+            rng = np.random.default_rng()
+            seeds = [int(rng.integers(0, 1 << 31)) if s is None else s for s in gym_seeds]
+        else:
+            raise ParamsError(
+                f"CarRacingVector.reset seed: expected None, an integer in [0, "
+                f"{SEED_MAX - K + 1}] or a list of {K} seeds (None or integers in [0, "
+                f"{SEED_MAX}]), got {seed!r}"
+            )
         tracks = self.envs[0].unwrapped.make_tracks(seeds)
         self.generator_calls += 1
         for env, s, t in zip(self.envs, seeds, tracks, strict=True):

@@ -1,5 +1,5 @@
-"""The checks of a mesh call's inputs: whole numbers, lengths and triangle soups, each
-refused with an error naming the input, the value and what is accepted."""
+"""The checks of a mesh call's inputs: whole numbers, lengths, points and the arrays of a
+mesh, each refused with an error naming the input, the value and what is accepted."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParamsError, UploadError
-from ._shapes import Mesh
+from ..errors import ParamsError
 
 
-def _whole(value: Any, what: str, low: int) -> int:
-    """``value`` as an int, or a ParamsError naming ``what``: a whole number >= ``low``."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < low:
-        raise ParamsError(f"{what}: expected an integer >= {low}, got {value!r}")
+def _whole(value: Any, what: str, low: int, high: int | None = None) -> int:
+    """``value`` as an int, or a ParamsError naming ``what``: a whole number >= ``low``
+    (and <= ``high`` when given)."""
+    ok = not isinstance(value, bool | np.bool_) and isinstance(value, int | np.integer)
+    if not ok or value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ParamsError(f"{what}: expected an integer {rng}, got {value!r}")
     return int(value)
 
 
@@ -26,27 +28,81 @@ def _length(value: Any, what: str) -> float:
     return float(value)
 
 
-def _soup(m: Any, name: str) -> np.ndarray:
-    if isinstance(m, Mesh):
-        s = m.soup()
-    else:
-        try:
-            with np.errstate(over="ignore"):  # past float32's range: refused below
-                s = np.asarray(m, np.float32)
-        except (TypeError, ValueError) as e:
-            raise UploadError(
-                f"mesh_intersect {name}: expected a Mesh or (3m, 3) triangle corners, got "
-                f"{type(m).__name__} ({e})"
-            ) from None
-        if s.ndim == 3:
-            s = s.reshape(-1, 3)
+def _first_bad(bad: np.ndarray, values: np.ndarray) -> str:
+    """``values[i]`` at the first True of ``bad``, as "<value> at [i, j]"."""
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    v = values[at]
+    return f"{v.item() if isinstance(v, np.generic) else v!r} at {list(at)}"
+
+
+def _point3(value: Any, what: str) -> np.ndarray:
+    """``value`` as a (3,) float64 point, or a ParamsError naming ``what``: 3 finite
+    numbers."""
+    try:
+        p = np.asarray(value)
+    except (TypeError, ValueError):
+        p = np.asarray(None)
+    if p.shape != (3,) or p.dtype.kind not in "iuf" or not np.isfinite(p).all():
+        raise ParamsError(f"{what}: expected 3 finite numbers (x, y, z), got {value!r}")
+    return p.astype(np.float64)
+
+
+def _mesh_arrays(vertices: Any, faces: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``vertices`` and ``faces`` as arrays (floating vertices keep their dtype; integer
+    vertices become float32), or a ParamsError naming ``what``: vertices (V, 3) finite
+    numbers, faces (F, 3) integers in [0, V)."""
+    try:
+        v = np.asarray(vertices)
+    except (TypeError, ValueError):
+        v = np.asarray(None)
+    if v.size == 0 and v.dtype.kind in "iufO":
+        v = np.zeros((0, 3), np.float32)
+    if v.dtype.kind not in "iuf" or v.ndim != 2 or v.shape[1] != 3:
+        got = f"shape {v.shape}, dtype {v.dtype}" if v.dtype.kind != "O" else repr(vertices)
+        raise ParamsError(f"{what} vertices: expected (V, 3) finite numbers, got {got}")
+    if v.dtype.kind != "f":
+        v = v.astype(np.float32)
+    if not np.isfinite(v).all():
+        raise ParamsError(
+            f"{what} vertices: expected (V, 3) finite numbers, got {_first_bad(~np.isfinite(v), v)}"
+        )
+    try:
+        f = np.asarray(faces)
+    except (TypeError, ValueError):
+        f = np.asarray(None)
+    if f.size == 0 and f.dtype.kind in "iufO":
+        f = np.zeros((0, 3), np.int32)
+    if f.dtype.kind not in "iu" or f.ndim != 2 or f.shape[1] != 3:
+        got = f"shape {f.shape}, dtype {f.dtype}" if f.dtype.kind != "O" else repr(faces)
+        raise ParamsError(
+            f"{what} faces: expected (F, 3) integer vertex ids in [0, {len(v)}), got {got}"
+        )
+    bad = (f < 0) | (f >= len(v))
+    if bad.any():
+        raise ParamsError(
+            f"{what} faces: expected (F, 3) integer vertex ids in [0, {len(v)}), got "
+            f"{_first_bad(bad, f)}"
+        )
+    return v, f
+
+
+def _corners(value: Any, what: str, error: type[ParamsError] | Any = ParamsError) -> np.ndarray:
+    """``value`` as (3m, 3) corners (given (3m, 3) or (m, 3, 3)), or an ``error`` naming
+    ``what``: three corners per triangle, numbers (finiteness is the caller's)."""
+    try:
+        with np.errstate(over="ignore"):
+            s = np.asarray(value)
+    except (TypeError, ValueError) as e:
+        raise error(
+            f"{what}: expected a Mesh or (3m, 3) triangle corners, got {type(value).__name__} ({e})"
+        ) from None
+    if s.dtype.kind not in "iuf":
+        raise error(
+            f"{what}: expected a Mesh or (3m, 3) triangle corners, got {type(value).__name__} "
+            f"of dtype {s.dtype}"
+        )
+    if s.ndim == 3 and s.shape[1:] == (3, 3):
+        s = s.reshape(-1, 3)
     if s.ndim != 2 or s.shape[1] != 3 or len(s) % 3:
-        raise UploadError(
-            f"mesh_intersect {name}: expected a Mesh or (3m, 3) triangle corners, got shape {s.shape}"
-        )
-    if not np.isfinite(s).all():
-        raise UploadError(
-            f"mesh_intersect {name}: expected corners finite in float32 (|x| < 3.4e38), got a "
-            "NaN, an inf or a value past that range"
-        )
-    return np.ascontiguousarray(s, np.float32)
+        raise error(f"{what}: expected a Mesh or (3m, 3) triangle corners, got shape {s.shape}")
+    return s

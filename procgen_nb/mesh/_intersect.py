@@ -12,9 +12,14 @@ from ..device import resolve_device
 from ..errors import CapacityError, ParamsError
 from ..nodes import node
 from ..params import Field
-from ._checks import _length, _soup, _whole
+from ._checks import _length, _whole
 from ._kernels import RETRI, UNIFY, _cuts, _pairs, _run
-from ._shapes import Mesh
+from ._shapes import Mesh, _soup
+
+#: the most room (pieces per triangle) a call takes: the node's own bound on ``room``
+ROOM_MAX = 4096
+#: the most ``max_room`` a call takes (memory: 36 bytes x room per triangle)
+MAX_ROOM_MAX = 1 << 16
 
 MODES = ("cut", "union", "difference", "intersection")
 
@@ -54,7 +59,7 @@ class IntersectResult:
 @node(
     params={
         "mode": Field("cut", choices=MODES, doc="cut curves or a boolean"),
-        "room": Field(64, bounds=(1, 4096), soft=(8, 256), doc="most pieces per triangle"),
+        "room": Field(64, bounds=(1, ROOM_MAX), soft=(8, 256), doc="most pieces per triangle"),
     }
 )
 def mesh_intersect(
@@ -83,8 +88,10 @@ def mesh_intersect(
         ``IntersectResult`` for ``cut``; a ``Mesh`` (a triangle soup) for a boolean.
 
     Raises:
-        ParamsError: an unknown mode, a room or max_room below 1, a cell not > 0.
-        UploadError: a mesh that is not (3m, 3) finite corners.
+        ParamsError: an unknown mode, a room not an integer in [1, 4096] or a max_room not
+            one in [1, 65536], a cell not a finite number > 0.
+        UploadError: a mesh that is not (3m, 3) finite corners, or a Mesh whose arrays
+            changed since into ones ``Mesh`` refuses.
         CapacityError: a triangle whose pieces did not fit in ``max_room``.
 
     Example:
@@ -98,8 +105,8 @@ def mesh_intersect(
     """
     if not isinstance(mode, str) or mode not in MODES:
         raise ParamsError(f"mesh_intersect mode: expected one of {list(MODES)}, got {mode!r}")
-    room = _whole(room, "mesh_intersect room", 1)
-    max_room = _whole(max_room, "mesh_intersect max_room", 1)
+    room = _whole(room, "mesh_intersect room", 1, ROOM_MAX)
+    max_room = _whole(max_room, "mesh_intersect max_room", 1, MAX_ROOM_MAX)
     cell = None if cell is None else _length(cell, "mesh_intersect cell")
     device = resolve_device(device)
     sa, sb = _soup(a, "a"), _soup(b, "b")

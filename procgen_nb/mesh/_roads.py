@@ -12,7 +12,7 @@ from ..columns import column_from_numpy
 from ..errors import UploadError
 from ..launch import through
 from ._cells import _grid
-from ._checks import _length, _whole
+from ._checks import _first_bad, _length, _whole
 from ._kernels import PAIRS, _pairs, _run
 from ._shapes import Mesh
 
@@ -70,10 +70,27 @@ def road_mesh(xy: Any, width: float) -> Mesh:
         >>> float(abs(road.vertices[:, 2]).max())  # flat, in z = 0
         0.0
     """
-    p = np.asarray(xy, np.float64)
-    if p.ndim != 2 or p.shape[1] != 2 or len(p) < 3 or not np.isfinite(p).all():
-        raise UploadError(f"road_mesh xy: expected (n, 2) finite points, n >= 3, got {p.shape}")
-    width = _length(width, "road_mesh width")
+    return _ribbon(_points(xy, "road_mesh xy"), _length(width, "road_mesh width"))
+
+
+def _points(xy: Any, what: str) -> np.ndarray:
+    """``xy`` as (n, 2) float64 points, or an UploadError naming ``what``."""
+    want = f"{what}: expected (n, 2) finite points, n >= 3"
+    try:
+        p = np.asarray(xy)
+    except (TypeError, ValueError) as e:
+        raise UploadError(f"{want}, got {type(xy).__name__} ({e})") from None
+    if p.dtype.kind not in "iuf":
+        raise UploadError(f"{want}, got {xy!r:.80}")
+    if p.ndim != 2 or p.shape[1] != 2 or len(p) < 3:
+        raise UploadError(f"{want}, got shape {p.shape}")
+    p = p.astype(np.float64)
+    if not np.isfinite(p).all():
+        raise UploadError(f"{want}, got {_first_bad(~np.isfinite(p), p)}")
+    return p
+
+
+def _ribbon(p: np.ndarray, width: float) -> Mesh:
     t = np.roll(p, -1, axis=0) - np.roll(p, 1, axis=0)  # central tangent
     t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-30)
     nrm = np.stack([-t[:, 1], t[:, 0]], axis=1)
@@ -127,19 +144,24 @@ def road_overlap(
         >>> road_overlap(circle, 0.1, other=circle + [0.05, 0]).overlaps
         True
     """
+    p = _points(xy, "road_overlap xy")
+    width = _length(width, "road_overlap width")
+    q = None if other is None else _points(other, "road_overlap other")
     near = _whole(near, "road_overlap near", 0)
     with through(ctx, device, "road_overlap") as device:
-        return _road_overlap(xy, width, other, near, device)
+        return _road_overlap(p, width, q, near, device)
 
 
-def _road_overlap(xy: Any, width: float, other: Any, near: int, device: str) -> RoadOverlap:
-    sa = road_mesh(xy, width).soup()
+def _road_overlap(
+    xy: np.ndarray, width: float, other: np.ndarray | None, near: int, device: str
+) -> RoadOverlap:
+    sa = _ribbon(xy, width).soup()
     ca = column_from_numpy(sa, "Vec3", device)
     na = len(sa) // 3
     if other is None:
         sb, skip = sa, dict(self_pairs=1, group=2, period=na // 2, near=near)
     else:
-        sb, skip = road_mesh(other, width).soup(), None
+        sb, skip = _ribbon(other, width).soup(), None
     _, _, pairs, total, _ = _pairs(ca, na, sb, device, test="tri2", cell=width, skip=skip)
     pa, pb = pairs["pair_a"].numpy()[:total], pairs["pair_b"].numpy()[:total]
     return RoadOverlap(np.stack([pa, pb], axis=1).astype(np.int32))
@@ -147,7 +169,7 @@ def _road_overlap(xy: Any, width: float, other: Any, near: int, device: str) -> 
 
 def _layers(p: np.ndarray, width: float, cell: float) -> np.ndarray:
     """The stacked road soups of (E, N, 2) centerlines, road e lifted to z = 4 e cells."""
-    soups = np.stack([road_mesh(c, width).soup() for c in p])  # (E, 6N, 3)
+    soups = np.stack([_ribbon(c, width).soup() for c in p])  # (E, 6N, 3)
     soups[:, :, 2] = (4.0 * cell * np.arange(len(p)))[:, None]
     return soups.reshape(-1, 3)
 
@@ -162,7 +184,13 @@ def _centerlines(xy: Any, name: str) -> np.ndarray:
         ) from None
     if p.ndim != 3 or p.shape[2] != 2 or p.shape[1] < 3:
         raise UploadError(
-            f"road_overlap_batch {name}: expected (E, N, 2) centerlines, N >= 3, got {p.shape}"
+            f"road_overlap_batch {name}: expected (E, N, 2) centerlines, N >= 3, got shape "
+            f"{p.shape}"
+        )
+    if not np.isfinite(p).all():
+        raise UploadError(
+            f"road_overlap_batch {name}: expected (E, N, 2) finite centerlines, got "
+            f"{_first_bad(~np.isfinite(p), p)} (road, point, axis)"
         )
     return p
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
-from ..errors import ParamsError
+from ..errors import ParamsError, UploadError
+from ._checks import _corners, _length, _mesh_arrays, _point3, _whole
 
 
 @dataclasses.dataclass
@@ -14,9 +16,14 @@ class Mesh:
     """A triangle mesh: ``vertices`` (n, 3) float32 and ``faces`` (m, 3) int32.
 
     Attributes:
-        vertices: (n, 3) float32 corner positions.
-        faces: (m, 3) int32 vertex ids of each triangle, counter-clockwise seen from
-            outside for a closed mesh.
+        vertices: (n, 3) corner positions, finite numbers (float32 for the meshes this
+            package makes; a floating array keeps its dtype, integers become float32).
+        faces: (m, 3) integer vertex ids in [0, n) of each triangle, counter-clockwise seen
+            from outside for a closed mesh.
+
+    Raises:
+        ParamsError: vertices not (n, 3) finite numbers, or faces not (m, 3) integers in
+            [0, n) (the message names the first bad value and where it is).
 
     Example:
         >>> from procgen_nb.mesh import Mesh
@@ -30,6 +37,9 @@ class Mesh:
     vertices: np.ndarray
     faces: np.ndarray
 
+    def __post_init__(self) -> None:
+        self.vertices, self.faces = _mesh_arrays(self.vertices, self.faces, "Mesh")
+
     def soup(self) -> np.ndarray:
         """Returns the (3m, 3) float32 corners, three per face."""
         return np.ascontiguousarray(self.vertices[self.faces].reshape(-1, 3), np.float32)
@@ -37,9 +47,36 @@ class Mesh:
     @classmethod
     def from_soup(cls, corners: np.ndarray) -> Mesh:
         """The mesh of a triangle soup: (3m, 3) corners (or (m, 3, 3)), one vertex each
-        (nothing welded)."""
-        corners = np.asarray(corners, np.float32).reshape(-1, 3)
-        return cls(corners, np.arange(len(corners), dtype=np.int32).reshape(-1, 3))
+        (nothing welded).
+
+        Raises:
+            ParamsError: corners of another shape, or not finite numbers.
+        """
+        c = _corners(corners, "Mesh.from_soup corners").astype(np.float32)
+        return cls(c, np.arange(len(c), dtype=np.int32).reshape(-1, 3))
+
+
+#: the most rings ``sphere_mesh`` lays (4n(n - 1) faces: 67 million at 4096)
+SPHERE_MAX_N = 4096
+
+
+def _soup(m: Any, name: str) -> np.ndarray:
+    """A mesh_intersect input as (3m, 3) float32 corners, or an UploadError naming it."""
+    if isinstance(m, Mesh):
+        try:
+            s = Mesh(m.vertices, m.faces).soup()  # its arrays may have changed since
+        except ParamsError as e:
+            raise UploadError(f"mesh_intersect {name}: {e}") from None
+    else:
+        s = _corners(m, f"mesh_intersect {name}", UploadError)
+    with np.errstate(over="ignore"):  # past float32's range: refused below
+        s = np.ascontiguousarray(s, np.float32)
+    if not np.isfinite(s).all():
+        raise UploadError(
+            f"mesh_intersect {name}: expected corners finite in float32 (|x| < 3.4e38), got a "
+            "NaN, an inf or a value past that range"
+        )
+    return s
 
 
 def box_mesh(lo, hi) -> Mesh:
@@ -52,6 +89,10 @@ def box_mesh(lo, hi) -> Mesh:
     Returns:
         A closed Mesh of 8 vertices and 12 faces.
 
+    Raises:
+        ParamsError: ``lo`` or ``hi`` not 3 finite numbers, or ``lo`` above ``hi`` on an
+            axis (a box turned inside out).
+
     Example:
         >>> from procgen_nb.mesh import box_mesh
         >>> box = box_mesh((0, 0, 0), (2, 3, 4))
@@ -60,8 +101,13 @@ def box_mesh(lo, hi) -> Mesh:
         >>> box.vertices.max(axis=0).tolist()
         [2.0, 3.0, 4.0]
     """
-    lo = np.asarray(lo, np.float32)
-    hi = np.asarray(hi, np.float32)
+    lo32 = _point3(lo, "box_mesh lo").astype(np.float32)
+    hi32 = _point3(hi, "box_mesh hi").astype(np.float32)
+    if (lo32 > hi32).any():
+        raise ParamsError(
+            f"box_mesh lo, hi: expected lo <= hi on every axis, got lo={lo!r}, hi={hi!r}"
+        )
+    lo, hi = lo32, hi32
     v = np.array(
         [[(hi if (k >> j) & 1 else lo)[j] for j in range(3)] for k in range(8)], np.float32
     )
@@ -80,15 +126,16 @@ def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mes
     """A UV sphere: ``n`` rings of ``2n`` segments, closed, facing outward.
 
     Args:
-        center: the (x, y, z) centre.
-        radius: the radius (the vertices lie on the sphere, the faces inside it).
-        n: the rings from pole to pole, an integer >= 2.
+        center: the (x, y, z) centre, 3 finite numbers.
+        radius: the radius, a finite number > 0 (the vertices lie on the sphere, the faces
+            inside it).
+        n: the rings from pole to pole, an integer in [2, 4096].
 
     Returns:
         A closed Mesh of ``4n(n - 1)`` faces.
 
     Raises:
-        ParamsError: ``n`` not an integer >= 2.
+        ParamsError: ``center``, ``radius`` or ``n`` not as above.
 
     Example:
         >>> from procgen_nb.mesh import sphere_mesh
@@ -98,8 +145,9 @@ def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mes
         >>> float(abs(s.vertices).max())
         2.0
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 2:
-        raise ParamsError(f"sphere_mesh n: expected an integer >= 2, got {n!r}")
+    n = _whole(n, "sphere_mesh n", 2, SPHERE_MAX_N)
+    center = _point3(center, "sphere_mesh center")
+    radius = _length(radius, "sphere_mesh radius")
     th = np.linspace(0, np.pi, n + 1)[1:-1]
     ph = np.linspace(0, 2 * np.pi, 2 * n, endpoint=False)
     ring = np.stack(
@@ -110,7 +158,7 @@ def sphere_mesh(center=(0.0, 0.0, 0.0), radius: float = 1.0, n: int = 16) -> Mes
         ],
         axis=-1,
     ).reshape(-1, 3)
-    v = np.concatenate([[[0, 0, 1]], ring, [[0, 0, -1]]]) * radius + np.asarray(center)
+    v = np.concatenate([[[0, 0, 1]], ring, [[0, 0, -1]]]) * radius + center
     m, k = 2 * n, len(th)
     faces = []
     for j in range(m):
@@ -128,10 +176,13 @@ def mesh_volume(mesh: Mesh | np.ndarray) -> float:
     """The signed volume a closed, outward mesh holds (divergence theorem, float64).
 
     Args:
-        mesh: a Mesh, or its (3m, 3) triangle corners.
+        mesh: a Mesh, or its (3m, 3) (or (m, 3, 3)) triangle corners, finite numbers.
 
     Returns:
         The volume; negative where the faces turn inward.
+
+    Raises:
+        ParamsError: corners of another shape, or not finite numbers.
 
     Example:
         >>> from procgen_nb.mesh import box_mesh, mesh_volume
@@ -140,6 +191,13 @@ def mesh_volume(mesh: Mesh | np.ndarray) -> float:
         >>> mesh_volume(box_mesh((0, 0, 0), (1, 1, 1)).soup()[::-1])  # turned inward
         -1.0
     """
-    c = (mesh.soup() if isinstance(mesh, Mesh) else np.asarray(mesh)).astype(np.float64)
+    if isinstance(mesh, Mesh):
+        c = mesh.soup().astype(np.float64)
+    else:
+        c = _corners(mesh, "mesh_volume mesh").astype(np.float64)
+        if not np.isfinite(c).all():
+            raise ParamsError(
+                "mesh_volume mesh: expected finite triangle corners, got a NaN or an inf"
+            )
     c = c.reshape(-1, 3, 3)
     return float(np.einsum("ij,ij->i", c[:, 0], np.cross(c[:, 1], c[:, 2])).sum() / 6.0)

@@ -18,6 +18,7 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
 import warp as wp
 
 from ..errors import ParamsError
@@ -64,6 +65,67 @@ def _edge(name: str, value: Any) -> float:
     return v
 
 
+#: the most Gauss-Newton steps or active-set passes a band's ``racing`` takes (an int32)
+_INT_MAX = (1 << 31) - 1
+
+
+def _racing_value(key: str, value: Any) -> Any:
+    """One ``racing`` value checked as ``racing_line`` will take it (the widths' shape
+    against ``[E, N]`` waits for the generator; ``device`` is ``racing_line``'s to check)."""
+    label = f"MetricBand racing[{key!r}]"
+    if value is None and key in ("vehicle", "iterations", "passes", "w_right", "w_left"):
+        return value
+    if key == "vehicle" and not isinstance(value, _racing.VehicleParams):
+        raise ParamsError(f"{label}: expected None or a VehicleParams, got {value!r}")
+    if key == "scale":
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+        if not ok or not (math.isfinite(float(value)) and float(value) > 0):
+            raise ParamsError(
+                f"{label}: expected a finite number > 0 (metres per unit), got {value!r}"
+            )
+    if key in ("iterations", "passes"):
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+        if not ok or not 1 <= int(value) <= _INT_MAX:
+            raise ParamsError(f"{label}: expected None or an int in [1, {_INT_MAX}], got {value!r}")
+    if key == "objective" and (not isinstance(value, str) or value not in _racing.OBJECTIVES):
+        raise ParamsError(
+            f"{label}: expected one of {', '.join(map(repr, _racing.OBJECTIVES))}, got {value!r}"
+        )
+    if key in ("w_right", "w_left"):
+        want = f"{label}: expected None, a finite width >= 0 or an [E, N] array of them"
+        if isinstance(value, bool | np.bool_):
+            raise ParamsError(f"{want}, got {value!r}")
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParamsError(f"{want}, got {value!r:.80}") from None
+        if arr.ndim not in (0, 2):
+            raise ParamsError(f"{want}, got shape {list(arr.shape)}")
+        if not (np.isfinite(arr) & (arr >= 0)).all():
+            bad = arr[~(np.isfinite(arr) & (arr >= 0))].flat[0]
+            raise ParamsError(f"{want}, got {float(bad)!r}")
+    return value
+
+
+def _check_racing(racing: Any) -> dict[str, Any]:
+    """``racing`` (None or a dict of ``racing_line`` keyword arguments) checked key by key
+    and value by value; returns it as a dict."""
+    if racing is None:
+        return {}
+    if not isinstance(racing, dict):
+        raise ParamsError(
+            "MetricBand racing: expected a dict of racing_line keyword arguments, got "
+            f"{type(racing).__name__}"
+        )
+    racing = _racing.check_options("MetricBand racing", racing)
+    if (racing.get("w_right") is None) != (racing.get("w_left") is None):
+        raise ParamsError(
+            "MetricBand racing w_right/w_left: expected both or neither, got "
+            f"w_right={racing.get('w_right')!r:.40}, w_left={racing.get('w_left')!r:.40}"
+        )
+    return {k: _racing_value(k, v) for k, v in racing.items()}
+
+
 class MetricBand:
     """A band ``[low, high]`` of one metric that ``TrackGenerator.regenerate`` keeps.
 
@@ -73,7 +135,7 @@ class MetricBand:
         racing: the keyword arguments of ``racing.racing_line`` for a lap metric
             (``vehicle``, ``w_right``, ``w_left``, ``scale``...; ``{}`` for its defaults).
         tries: regeneration rounds per ``regenerate(band)`` (>= 1).
-        invalid: count an invalid env as outside the band.
+        invalid: count an invalid env as outside the band (a bool).
         straight_ratio: ``metrics``' straight threshold, for ``straight_fraction``.
 
     Attributes:
@@ -84,8 +146,13 @@ class MetricBand:
 
     Raises:
         ParamsError: an unknown metric, a NaN or non-number end, ``low > high``, ``tries``
-            not an int >= 1, ``racing`` not a dict or with a key that is not one of
-            ``racing.OPTIONS`` (``racing_line``'s keyword arguments).
+            not an int >= 1, ``invalid`` not a bool, ``racing`` not a dict, with a key that
+            is not one of ``racing.OPTIONS`` (``racing_line``'s keyword arguments), or with a
+            value ``racing_line`` refuses: ``vehicle`` not a VehicleParams, ``scale`` not a
+            finite number > 0, ``iterations``/``passes`` not ints in [1, 2**31 - 1], an
+            ``objective`` not in ``racing.OBJECTIVES``, widths not finite numbers >= 0 (a
+            number or a 2-D array; its ``[E, N]`` shape is checked at ``regenerate``), or
+            one width without the other.
 
     >>> MetricBand("difficulty", 0.2, 0.5, racing={"scale": 100.0}).tries
     4
@@ -111,13 +178,10 @@ class MetricBand:
             raise ParamsError(f"MetricBand low/high: expected low <= high, got {lo!r} > {hi!r}")
         if not isinstance(tries, numbers.Integral) or isinstance(tries, bool) or tries < 1:
             raise ParamsError(f"MetricBand tries: expected an int >= 1, got {tries!r}")
-        if racing is not None and not isinstance(racing, dict):
-            raise ParamsError(
-                "MetricBand racing: expected a dict of racing_line keyword arguments, got "
-                f"{type(racing).__name__}"
-            )
+        if not isinstance(invalid, bool | np.bool_):
+            raise ParamsError(f"MetricBand invalid: expected True or False, got {invalid!r}")
         self.metric, self.low, self.high, self.tries = metric, lo, hi, int(tries)
-        self.racing = _racing.check_options("MetricBand racing", racing or {})
+        self.racing = _check_racing(racing)
         self.invalid = bool(invalid)
         self.straight_ratio = _metrics._check_ratio(straight_ratio)
         self.regenerated: wp.array | None = None

@@ -12,7 +12,9 @@ A key names a field of the generator's Params or of ``ValidityParams``
 fields) is written to its device buffer and the recording replays; a static one rebuilds
 the pipeline (``SweepResult.rebuilds`` counts them). Grid points are visited in order with
 the last key fastest, so a static outer key rebuilds once per value. The generator's
-parameters are put back afterwards.
+parameters are put back afterwards, but not its tracks: ``generator.result`` holds the last
+grid point's (or, when putting a static field back rebuilt the pipeline, the rebuild's);
+call ``generator.generate()`` for the tracks of the restored parameters.
 """
 
 from __future__ import annotations
@@ -214,11 +216,17 @@ def sweep(
         progress: show a tqdm progress bar over the grid points.
         **config: ``TrackGenConfig`` fields when ``generator`` is a name.
 
+    Returns:
+        The ``SweepResult``. A given generator's ``params`` and validity are put back;
+        its ``result`` is not (it holds the last grid point's tracks): call
+        ``generator.generate()`` for the restored parameters' tracks.
+
     Raises:
         ParamsError: an unknown key, a field given twice, empty values, a value its Params
             refuse (every value is checked before the first point is cooked; the message
-            names the key, the value and the accepted range), unknown metrics, bad quantiles,
-            a ``racing`` that is not a dict or has a key not in ``racing.OPTIONS``.
+            names the key, the value and the accepted range), ``metrics`` not True, False
+            or names (or unknown names), bad quantiles, a ``racing`` that is not a dict or
+            has a key not in ``racing.OPTIONS``.
     """
     from . import presets
     from .pipeline import TrackGenerator
@@ -331,7 +339,15 @@ def _metric_names(metrics: Any, racing: bool = False) -> list[str]:
         return known
     if metrics is False or metrics is None:
         return []
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if isinstance(metrics, str):
+        names = [metrics]
+    elif isinstance(metrics, Sequence | set | frozenset | np.ndarray):
+        names = list(metrics)
+    else:
+        raise ParamsError(
+            f"sweep metrics: expected True, False, a name or a list of names among {known}, "
+            f"got {metrics!r}"
+        )
     unknown = [m for m in names if m not in known]
     if unknown:
         why = "" if racing else " (the lap metrics need racing=)"

@@ -129,10 +129,48 @@ def test_band_refuses(args, kwargs, match):
         MetricBand(*args, **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"invalid": "no"}, r"MetricBand invalid: expected True or False, got 'no'"),
+        ({"invalid": 1}, r"MetricBand invalid: expected True or False, got 1"),
+        ({"racing": {"scale": -1}}, r"racing\['scale'\]: expected a finite number > 0 .*got -1"),
+        ({"racing": {"scale": math.inf}}, r"racing\['scale'\]: expected a finite .*got inf"),
+        ({"racing": {"scale": True}}, r"racing\['scale'\]: expected a finite .*got True"),
+        ({"racing": {"vehicle": 3}}, r"racing\['vehicle'\]: expected None or a VehicleParams"),
+        ({"racing": {"iterations": 0}}, r"racing\['iterations'\]: .*\[1, 2147483647\], got 0"),
+        ({"racing": {"passes": 2**31}}, r"racing\['passes'\]: .*got 2147483648"),
+        ({"racing": {"passes": 2.0}}, r"racing\['passes'\]: expected None or an int"),
+        ({"racing": {"objective": "fast"}}, r"racing\['objective'\]: expected one of "
+         r"'curvature', 'linearised', got 'fast'"),
+        ({"racing": {"w_left": 0.1}}, r"racing w_right/w_left: expected both or neither"),
+        ({"racing": {"w_left": -1, "w_right": 1}}, r"racing\['w_left'\]: expected None, a "
+         r"finite width >= 0 or an \[E, N\] array of them, got -1.0"),
+        ({"racing": {"w_left": "a", "w_right": 1}}, r"racing\['w_left'\]: .*got 'a'"),
+        ({"racing": {"w_left": np.ones(3), "w_right": 1}}, r"racing\['w_left'\]: .*got shape "
+         r"\[3\]"),
+    ],
+)  # fmt: skip
+def test_band_refuses_racing_values_and_invalid_at_construction(kwargs, match):
+    with pytest.raises(ParamsError, match=match):
+        MetricBand("difficulty", 0, 1, **kwargs)
+
+
+def test_band_takes_the_racing_values_racing_line_takes():
+    band = MetricBand(
+        "difficulty",
+        racing={"vehicle": VEH, "scale": 100, "iterations": 3, "passes": np.int64(2)}
+        | {"objective": "linearised", "w_left": 0.01, "w_right": np.full((2, 64), 0.01)},
+        invalid=np.bool_(False),
+    )
+    assert band.invalid is False and band.racing["scale"] == 100
+
+
 def test_bad_racing_arguments_leave_the_result_in_place():
     gen = _gen(8)
     before = gen.result.numpy()["xy"].tobytes()
-    band = difficulty_band(0.2, 0.4, racing={"scale": -1.0})
-    with pytest.raises(ParamsError, match=r"racing_line scale: expected a finite number > 0"):
+    # the widths' [E, N] shape is the one thing only the generator can check
+    band = difficulty_band(0.2, 0.4, racing={**RACING, "w_left": 0.01, "w_right": np.ones((3, 5))})
+    with pytest.raises(ParamsError, match=r"racing_line w_right: expected .*\[E, N\] = \[8, 64\]"):
         gen.regenerate(band)
     assert gen.result.numpy()["xy"].tobytes() == before

@@ -270,3 +270,21 @@ def test_with_config_keeps_the_generator_given_in_place_of_the_registry():
     assert small.generate().fingerprint() == want != other
     res = sweep(gen, {"radius_jitter": [0.2]}, num_envs=4, metrics=["length"], progress=False)
     assert res.num_envs == 4
+
+
+@pytest.mark.parametrize("metrics", [3, 1.5, {"length": 1}, object()])
+def test_metrics_of_another_type_are_refused(metrics):
+    gen = presets.track("polar", **BASE)
+    with pytest.raises(ParamsError, match=r"sweep metrics: expected True, False, a name or a list"):
+        sweep(gen, {"radius_jitter": [0.1]}, metrics=metrics, progress=False)
+
+
+def test_the_generator_keeps_the_last_points_tracks_until_generate():
+    """As the docstring says: params are put back, ``result`` is the last point's (a fresh
+    generator at that point is the reference) until ``generate()``."""
+    gen = presets.track("polar", {"radius_jitter": 0.1}, **BASE)
+    before = gen.generate().numpy()["xy"]
+    sweep(gen, {"radius_jitter": [0.1, 0.6]}, metrics=False, progress=False)
+    assert gen.params.radius_jitter == 0.1
+    np.testing.assert_array_equal(gen.result.numpy()["xy"], fresh({"radius_jitter": 0.6})["xy"])
+    np.testing.assert_array_equal(gen.generate().numpy()["xy"], before)
