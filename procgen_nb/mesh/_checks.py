@@ -47,42 +47,38 @@ def _point3(value: Any, what: str) -> np.ndarray:
     return p.astype(np.float64)
 
 
+def _rows3(value: Any, name: str, kinds: str, empty: Any, expected: str) -> np.ndarray:
+    """``value`` as an (n, 3) array of a dtype kind in ``kinds`` (an empty one as (0, 3)
+    of ``empty``), or a ParamsError naming ``name``: ``expected``."""
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray(None)
+    if a.size == 0 and a.dtype.kind in "iufO":
+        a = np.zeros((0, 3), empty)
+    if a.dtype.kind not in kinds or a.ndim != 2 or a.shape[1] != 3:
+        got = f"shape {a.shape}, dtype {a.dtype}" if a.dtype.kind != "O" else repr(value)
+        raise ParamsError(f"{name}: expected {expected}, got {got}")
+    return a
+
+
 def _mesh_arrays(vertices: Any, faces: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
     """``vertices`` and ``faces`` as arrays (floating vertices keep their dtype; integer
     vertices become float32), or a ParamsError naming ``what``: vertices (V, 3) finite
     numbers, faces (F, 3) integers in [0, V)."""
-    try:
-        v = np.asarray(vertices)
-    except (TypeError, ValueError):
-        v = np.asarray(None)
-    if v.size == 0 and v.dtype.kind in "iufO":
-        v = np.zeros((0, 3), np.float32)
-    if v.dtype.kind not in "iuf" or v.ndim != 2 or v.shape[1] != 3:
-        got = f"shape {v.shape}, dtype {v.dtype}" if v.dtype.kind != "O" else repr(vertices)
-        raise ParamsError(f"{what} vertices: expected (V, 3) finite numbers, got {got}")
+    want_v = "(V, 3) finite numbers"
+    v = _rows3(vertices, f"{what} vertices", "iuf", np.float32, want_v)
     if v.dtype.kind != "f":
         v = v.astype(np.float32)
     if not np.isfinite(v).all():
         raise ParamsError(
-            f"{what} vertices: expected (V, 3) finite numbers, got {_first_bad(~np.isfinite(v), v)}"
+            f"{what} vertices: expected {want_v}, got {_first_bad(~np.isfinite(v), v)}"
         )
-    try:
-        f = np.asarray(faces)
-    except (TypeError, ValueError):
-        f = np.asarray(None)
-    if f.size == 0 and f.dtype.kind in "iufO":
-        f = np.zeros((0, 3), np.int32)
-    if f.dtype.kind not in "iu" or f.ndim != 2 or f.shape[1] != 3:
-        got = f"shape {f.shape}, dtype {f.dtype}" if f.dtype.kind != "O" else repr(faces)
-        raise ParamsError(
-            f"{what} faces: expected (F, 3) integer vertex ids in [0, {len(v)}), got {got}"
-        )
+    want_f = f"(F, 3) integer vertex ids in [0, {len(v)})"
+    f = _rows3(faces, f"{what} faces", "iu", np.int32, want_f)
     bad = (f < 0) | (f >= len(v))
     if bad.any():
-        raise ParamsError(
-            f"{what} faces: expected (F, 3) integer vertex ids in [0, {len(v)}), got "
-            f"{_first_bad(bad, f)}"
-        )
+        raise ParamsError(f"{what} faces: expected {want_f}, got {_first_bad(bad, f)}")
     return v, f
 
 
